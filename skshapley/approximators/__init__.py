@@ -1,0 +1,38 @@
+"""Estimate the Shapley values of a game within a budget (DESIGN.md §4.2)."""
+
+from skshapley.approximators._api import (
+    METHODS,
+    check_method,
+    default_budget,
+    resolve_method,
+    shapley_values,
+)
+from skshapley.approximators._exact import all_coalitions, exact_shapley
+from skshapley.approximators._permutation import (
+    make_sampler,
+    minimum_budget,
+    permutation_shapley,
+)
+from skshapley.approximators._result import ShapleyResult
+from skshapley.approximators._risk import (
+    RunningCovariance,
+    feature_error_quantiles,
+    overall_error_quantile,
+)
+
+__all__ = [
+    "METHODS",
+    "RunningCovariance",
+    "ShapleyResult",
+    "all_coalitions",
+    "check_method",
+    "default_budget",
+    "exact_shapley",
+    "feature_error_quantiles",
+    "make_sampler",
+    "minimum_budget",
+    "overall_error_quantile",
+    "permutation_shapley",
+    "resolve_method",
+    "shapley_values",
+]

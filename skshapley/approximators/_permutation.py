@@ -1,0 +1,189 @@
+"""The permutation estimator: average marginal contributions along sampled orderings
+(§1.4, §2.1), with the risk estimates of §3."""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+
+from skshapley.approximators._common import (
+    as_matrix,
+    endpoint_values,
+    scalar_or_array,
+    squeeze_outputs,
+)
+from skshapley.approximators._result import ShapleyResult
+from skshapley.approximators._risk import RunningCovariance, overall_error_quantile
+from skshapley.backends import get_backend
+from skshapley.permutations import SAMPLERS, PermutationSampler
+from skshapley.utils import as_generator, check_budget
+
+# Draws (independent blocks of orderings, §3.6) between two checks of the stopping rule
+# when `tol` is set. Small, because an explained row's budget is often a few hundred
+# orderings; without `tol` every ordering goes into one batch (one model call per chunk).
+DEFAULT_CHECK_INTERVAL = 16
+
+
+def make_sampler(sampler, n_players: int, rng) -> PermutationSampler:
+    """Build a sampler from a name, or check a sampler instance."""
+    if isinstance(sampler, PermutationSampler):
+        if sampler.n_players != n_players:
+            raise ValueError(
+                f"sampler {sampler!r} draws orderings of {sampler.n_players} players; the "
+                f"game has {n_players}."
+            )
+        return sampler
+    if sampler not in SAMPLERS:
+        raise ValueError(
+            f"The 'sampler' parameter must be one of {sorted(SAMPLERS)} or a "
+            f"PermutationSampler instance; got {sampler!r}."
+        )
+    return SAMPLERS[sampler](n_players, rng=rng)
+
+
+def minimum_budget(n_players: int, block_size: int = 1) -> int:
+    """Smallest budget that buys one block of orderings: 2 + block_size * (d - 1)."""
+    return 2 if n_players == 1 else 2 + block_size * (n_players - 1)
+
+
+def permutation_shapley(
+    game,
+    budget: int,
+    *,
+    sampler="antithetic",
+    tol: float | None = None,
+    check_interval: int | None = None,
+    quantile_level: float = 0.95,
+    random_state=None,
+) -> ShapleyResult:
+    """Estimate Shapley values by sampling orderings of the players.
+
+    v(∅) and v(N) are evaluated once; each ordering then costs d - 1 evaluations, so
+    ``n = (budget - 2) // (d - 1)`` orderings fit, rounded down to whole blocks of the
+    sampler (pairs for antithetic sampling). Every ordering's contributions telescope to
+    v(N) - v(∅), so efficiency holds exactly for the average, and a null player gets
+    exactly 0.
+
+    Parameters
+    ----------
+    game : Game
+    budget : int
+        Maximum coalition evaluations, v(∅) and v(N) included (§1.5).
+    sampler : {"antithetic", "mc"} or PermutationSampler, default="antithetic"
+    tol : float, optional
+        Stop once the estimated ``quantile_level`` quantile of the overall error
+        ||phi_hat - phi||_2 is below ``tol`` (§3.5), checked every ``check_interval`` draws.
+    check_interval : int, optional
+        Independent draws (orderings, or antithetic pairs) between checks; default 16
+        when ``tol`` is set, else all draws in one batch.
+    quantile_level : float, default=0.95
+    random_state : None, int, Generator or RandomState
+        Seeds the orderings and, separately, the risk estimate's Gaussian draws.
+
+    Returns
+    -------
+    ShapleyResult
+
+    Examples
+    --------
+    >>> from skshapley.games import AdditiveGame
+    >>> from skshapley.approximators import permutation_shapley
+    >>> permutation_shapley(AdditiveGame([1.0, 2.0, 3.0]), budget=10, random_state=0).values
+    array([1., 2., 3.])
+    """
+    budget = check_budget(budget)
+    if tol is not None and not (np.isfinite(tol) and tol > 0):
+        raise ValueError(f"The 'tol' parameter must be a positive number or None; got {tol!r}.")
+    if not 0.0 < quantile_level < 1.0:
+        raise ValueError(
+            f"The 'quantile_level' parameter must be in (0, 1); got {quantile_level!r}."
+        )
+    if check_interval is not None and (
+        isinstance(check_interval, bool) or not isinstance(check_interval, Integral)
+        or check_interval < 1
+    ):
+        raise ValueError(
+            f"The 'check_interval' parameter must be a positive integer; got {check_interval!r}."
+        )
+    d = game.n_players
+    sampler_rng, risk_rng = as_generator(random_state).spawn(2)
+    sampler = make_sampler(sampler, d, sampler_rng)
+    block = sampler.block_size
+    if budget < minimum_budget(d, block):
+        raise ValueError(
+            f"budget={budget} is too small for n_players={d}: v(∅) and v(N) take 2 "
+            f"evaluations and one {'pair of orderings' if block == 2 else 'ordering'} needs "
+            f"{block * (d - 1)} more; increase budget to at least {minimum_budget(d, block)} "
+            "or use method='exact'."
+        )
+    start = game.n_evaluations
+    empty, grand = endpoint_values(game)
+    n_outputs = empty.shape[0]
+    if d == 1:
+        phi = squeeze_outputs((grand - empty)[None, :], game)
+        return ShapleyResult(
+            values=phi, std_errors=np.zeros_like(phi),
+            error_quantile=scalar_or_array(np.zeros(n_outputs), game),
+            n_evaluations=game.n_evaluations - start, converged=None if tol is None else True,
+            method="permutation", empty_value=scalar_or_array(empty, game),
+            grand_value=scalar_or_array(grand, game),
+        )
+
+    max_draws = (budget - 2) // (d - 1) // block
+    if check_interval is None:
+        check_interval = DEFAULT_CHECK_INTERVAL if tol is not None else max_draws
+    kernels = get_backend()
+    trackers = [RunningCovariance(d) for _ in range(n_outputs)]
+    weighted_sum = np.zeros((d, n_outputs))
+    history = []
+    n_draws = 0
+    error = np.full(n_outputs, np.inf)
+    converged = None if tol is None else False
+    while n_draws < max_draws:
+        batch_draws = min(check_interval, max_draws - n_draws)
+        orders = np.ascontiguousarray(sampler.random(batch_draws * block))
+        n_orders = orders.shape[0]
+        coalitions = np.empty((n_orders, d - 1, d), dtype=bool)
+        kernels.prefix_coalitions(orders, coalitions)
+        inner = as_matrix(game.values(coalitions.reshape(-1, d)))
+        path = np.empty((n_orders, d + 1, n_outputs))
+        path[:, 0] = empty
+        path[:, d] = grand
+        path[:, 1:d] = inner.reshape(n_orders, d - 1, n_outputs)
+        contributions = np.empty((n_orders, d, n_outputs))
+        kernels.accumulate_permutation_marginals(orders, path, contributions)
+        weighted_sum += contributions.sum(axis=0)
+        # One draw = the mean of one independent block (an antithetic pair), §3.6.
+        draws = contributions.reshape(batch_draws, block, d, n_outputs).mean(axis=1)
+        for output, tracker in enumerate(trackers):
+            tracker.update(draws[:, :, output])
+        n_draws += batch_draws
+        if n_draws >= 2:
+            error = np.array([
+                overall_error_quantile(t.estimate_covariance(), quantile_level, rng=risk_rng)
+                for t in trackers
+            ])
+            history.append(float(error.max()))
+            if tol is not None and error.max() < tol:
+                converged = True
+                break
+
+    n_orders_used = n_draws * block
+    # Sum then divide: the d contributions of every ordering telescope, so the estimate
+    # sums to v(N) - v(∅) up to rounding (efficiency).
+    phi = weighted_sum / n_orders_used
+    std_errors = np.stack([t.std_errors() for t in trackers], axis=1)
+    return ShapleyResult(
+        values=squeeze_outputs(phi, game),
+        std_errors=squeeze_outputs(std_errors, game),
+        error_quantile=scalar_or_array(error, game),
+        n_evaluations=game.n_evaluations - start,
+        converged=converged,
+        method="permutation",
+        empty_value=scalar_or_array(empty, game),
+        grand_value=scalar_or_array(grand, game),
+        n_permutations=n_orders_used,
+        quantile_level=quantile_level,
+        history=tuple(history),
+    )

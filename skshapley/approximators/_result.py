@@ -1,0 +1,60 @@
+"""The value every approximator returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ShapleyResult:
+    """Shapley estimates of one game, with their error estimates (§3.7).
+
+    Attributes
+    ----------
+    values : float64 (n_players,) or (n_players, n_outputs)
+        Estimated Shapley values.
+    std_errors : float64, same shape as ``values``
+        Standard error of each estimate (0 for exact methods, ``inf`` when fewer than two
+        independent draws were made).
+    error_quantile : float or float64 (n_outputs,)
+        Estimated ``quantile_level`` quantile of the overall error ||phi_hat - phi||_2
+        (§3.4); 0 for exact methods.
+    n_evaluations : int
+        Coalition evaluations actually made (including v(∅) and v(N)).
+    converged : bool or None
+        Whether ``error_quantile < tol``; None when no ``tol`` was given.
+    method : str
+        Name of the method that produced the values.
+    empty_value, grand_value : float or float64 (n_outputs,)
+        v(∅) and v(N); ``values.sum(axis=0) == grand_value - empty_value`` (efficiency).
+    n_permutations : int
+        Orderings used (0 for non-sampling methods).
+    quantile_level : float
+        The level q of ``error_quantile``.
+    history : tuple of float
+        ``error_quantile`` (max over outputs) after each check of the stopping rule.
+    risk_is_heuristic : bool
+        True when the error estimates rest on the i.i.d. formulas applied to dependent
+        draws (§3.6).
+    """
+
+    values: np.ndarray
+    std_errors: np.ndarray
+    error_quantile: float | np.ndarray
+    n_evaluations: int
+    converged: bool | None
+    method: str
+    empty_value: float | np.ndarray
+    grand_value: float | np.ndarray
+    n_permutations: int = 0
+    quantile_level: float = 0.95
+    history: tuple = field(default_factory=tuple)
+    risk_is_heuristic: bool = False
+
+    def __repr__(self):
+        return (
+            f"ShapleyResult(method={self.method!r}, values={np.array2string(self.values, precision=4)}, "
+            f"n_evaluations={self.n_evaluations}, converged={self.converged})"
+        )

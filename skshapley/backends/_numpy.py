@@ -1,0 +1,130 @@
+"""NumPy reference kernels: the fallback backend and the oracle of every parity test.
+
+Every function here has a twin of the same name and signature in each other backend
+(STYLE.md §5). Arguments are arrays, then scalars, then a preallocated ``out`` that the
+kernel fills and returns.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+KERNELS = (
+    "assemble_masked_batch",
+    "prefix_coalitions",
+    "accumulate_permutation_marginals",
+    "exact_shapley_from_values",
+)
+
+
+def assemble_masked_batch(x, background, coalitions, out):
+    """Fill the model input of an interventional game (§1.2).
+
+    Parameters
+    ----------
+    x : float64 (d,)
+        Foreground row.
+    background : float64 (n_background, d)
+        Background rows.
+    coalitions : bool (m, d)
+        Coalition masks; True takes the feature from ``x``.
+    out : float64 (m * n_background, d)
+        Row ``k * n_background + r`` is ``where(coalitions[k], x, background[r])``.
+
+    Returns
+    -------
+    out : float64 (m * n_background, d)
+    """
+    m, d = coalitions.shape
+    n_background = background.shape[0]
+    view = out.reshape(m, n_background, d)
+    np.copyto(view, background[None, :, :])
+    np.copyto(view, x[None, None, :], where=coalitions[:, None, :])
+    return out
+
+
+def prefix_coalitions(orders, out):
+    """Masks of the proper non-empty prefixes of each ordering (§2.1).
+
+    Parameters
+    ----------
+    orders : int64 (n, d)
+        Each row is an ordering of 0..d-1 (``orders[p, t]`` joins at step t).
+    out : bool (n, d - 1, d)
+        ``out[p, t]`` is the mask of ``{orders[p, 0], ..., orders[p, t]}``.
+
+    Returns
+    -------
+    out : bool (n, d - 1, d)
+    """
+    n, d = orders.shape
+    if d < 2:
+        return out
+    ranks = np.empty_like(orders)
+    np.put_along_axis(ranks, orders, np.arange(d)[None, :], axis=1)
+    steps = np.arange(d - 1)
+    out[...] = ranks[:, None, :] <= steps[None, :, None]
+    return out
+
+
+def accumulate_permutation_marginals(orders, path_values, out):
+    """Marginal contribution of every player along every ordering (§1.4).
+
+    Parameters
+    ----------
+    orders : int64 (n, d)
+    path_values : float64 (n, d + 1, k)
+        ``path_values[p, t]`` is v of the first t players of ordering p (t = 0..d).
+    out : float64 (n, d, k)
+        ``out[p, orders[p, t]] = path_values[p, t + 1] - path_values[p, t]``.
+
+    Returns
+    -------
+    out : float64 (n, d, k)
+    """
+    steps = path_values[:, 1:, :] - path_values[:, :-1, :]
+    np.put_along_axis(out, orders[:, :, None], steps, axis=1)
+    return out
+
+
+def _shapley_weights(n_players):
+    # w(s) = s! (d - s - 1)! / d! = 1 / (d * C(d - 1, s)), in floating point without overflow.
+    from scipy.special import comb
+
+    sizes = np.arange(n_players)
+    return 1.0 / (n_players * comb(n_players - 1, sizes, exact=False))
+
+
+def exact_shapley_from_values(values, n_players, out):
+    """Exact Shapley values from the values of all 2^d coalitions (§1.3).
+
+    Parameters
+    ----------
+    values : float64 (2**d, k)
+        ``values[s]`` is v of the coalition whose bitmask is ``s`` (bit j = player j).
+    n_players : int
+    out : float64 (d, k)
+
+    Returns
+    -------
+    out : float64 (d, k)
+    """
+    d = n_players
+    masks = np.arange(2**d, dtype=np.int64)
+    sizes = np.bitwise_count(masks) if hasattr(np, "bitwise_count") else _popcount(masks)
+    weights = _shapley_weights(d)
+    for j in range(d):
+        bit = np.int64(1) << j
+        without = masks[(masks & bit) == 0]
+        diff = values[without | bit] - values[without]
+        out[j] = weights[sizes[without]] @ diff
+    return out
+
+
+def _popcount(masks):
+    counts = np.zeros(masks.shape, dtype=np.int64)
+    work = masks.copy()
+    while np.any(work):
+        counts += work & 1
+        work >>= 1
+    return counts

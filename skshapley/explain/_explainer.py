@@ -1,0 +1,354 @@
+"""``ShapleyExplainer``: Shapley values of any fitted model as a scikit-learn transformer."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, TransformerMixin, clone, is_classifier
+from sklearn.utils import check_random_state, get_tags
+from sklearn.utils.validation import check_array, check_is_fitted
+from tqdm.auto import tqdm
+
+from skshapley._config import config_context, get_config
+from skshapley.approximators import (
+    check_method,
+    default_budget,
+    make_sampler,
+    minimum_budget,
+    resolve_method,
+    shapley_values,
+)
+from skshapley.explain._explanation import Explanation
+from skshapley.games import MarginalGame, make_response_function
+from skshapley.games._response import RESPONSE_METHODS
+from skshapley.permutations import PermutationSampler
+from skshapley.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    check_feature_names_in,
+    fit_context,
+    get_output_config,
+    validate_data,
+)
+
+# Rows per joblib task when running serially: only sets how often the progress bar moves.
+_SERIAL_CHUNK = 16
+
+
+def _explain_rows(estimator, X, background, *, response_method, feature_names, method,
+                  sampler, budget, tol, seed, config):
+    """Explain the rows of ``X`` one game each; runs inside a joblib worker.
+
+    Every row uses the same seed, so its orderings do not depend on its position, the
+    chunking or ``n_jobs`` (and rows share common random numbers).
+    """
+    with config_context(**config):
+        predict = make_response_function(estimator, response_method, feature_names=feature_names)
+        results = []
+        for x in X:
+            game = MarginalGame(predict, x, background)
+            options = {} if method == "exact" else {"sampler": sampler}
+            results.append(
+                shapley_values(game, method=method, budget=budget, tol=tol,
+                               random_state=seed, **options)
+            )
+    return results
+
+
+class ShapleyExplainer(TransformerMixin, BaseEstimator):
+    """Explain any model's predictions with Shapley values, with error bars.
+
+    The interventional game (§1.2) of each explained row x is
+    v_x(S) = mean over background rows b of f(x_S, b_{N \\ S}). Its Shapley values are
+    computed exactly when 2^d evaluations fit in ``max_evals``, and otherwise estimated
+    from antithetic permutation samples with per-feature standard errors (§2, §3).
+
+    Parameters
+    ----------
+    estimator : estimator object
+        The model to explain (a Pipeline explains in its original feature space).
+    prefit : bool, default=False
+        If True, ``estimator`` is already fitted and ``fit`` only sets up the background;
+        otherwise a clone is fitted on ``fit``'s (X, y).
+    response_method : {"auto", "predict", "predict_proba", "decision_function", \
+            "predict_log_odds"} or callable, default="auto"
+        Output to explain. "auto": ``predict`` for regressors; ``decision_function``
+        (else log-odds of ``predict_proba``) for classifiers. A callable is called as
+        ``f(estimator, X)``.
+    method : {"auto", "exact", "permutation"}, default="auto"
+        "auto" enumerates all coalitions when 2^d <= max_evals, else samples orderings.
+    sampler : {"auto", "antithetic", "mc"} or PermutationSampler, default="auto"
+        Ordering sampler of ``method="permutation"``; "auto" is "antithetic".
+    max_evals : int or "auto", default="auto"
+        Coalition evaluations per explained row, v(∅) and v(N) included (each costs
+        one model call on ``background`` rows). "auto": 2^d for d <= 10 (exact), else
+        2 + 64 (d - 1), i.e. 32 antithetic pairs of orderings.
+    tol : float, optional
+        Stop a row early once the 95 % quantile of its estimated overall error
+        ||phi_hat - phi||_2 is below ``tol`` (§3.5).
+    background : int or array-like (n_background, n_features), default=100
+        The background rows, or how many rows of ``fit``'s X to sample for it.
+    n_jobs : int, optional
+        Rows are explained in parallel chunks with joblib; results do not depend on it.
+    random_state : None, int or RandomState
+        Seeds the background sample and the orderings.
+    progress : bool, default=False
+        Show a tqdm progress bar over rows.
+
+    Attributes
+    ----------
+    estimator_ : estimator
+        The fitted model.
+    background_ : ndarray (n_background, n_features)
+    expected_value_ : float or ndarray (n_outputs,)
+        Mean model output over the background, v(∅) of every row.
+    n_outputs_ : int
+    output_names_ : list of str or None
+    method_ : str
+        The method "auto" resolved to.
+    max_evals_ : int
+        The budget per row actually used.
+    random_seed_ : int
+        Seed drawn at fit; every transform call uses it, so repeated calls agree.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Defined when X has string column names.
+
+    See Also
+    --------
+    skshapley.approximators.shapley_values : the functional core.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from skshapley import ShapleyExplainer
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> explainer = ShapleyExplainer(LinearRegression(), background=50, random_state=0)
+    >>> phi = explainer.fit(X, y).transform(X[:3])
+    >>> phi.shape
+    (3, 10)
+    """
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit"]), HasMethods(["predict"]),
+                      HasMethods(["predict_proba"])],
+        "prefit": ["boolean"],
+        "response_method": [StrOptions(set(RESPONSE_METHODS)), callable],
+        "method": [str],
+        "sampler": [str, PermutationSampler],
+        "max_evals": [Interval(Integral, 2, None, closed="left"), StrOptions({"auto"})],
+        "tol": [Interval(Real, 0, None, closed="neither"), None],
+        "background": [Interval(Integral, 1, None, closed="left"), "array-like"],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "progress": ["boolean"],
+    }
+
+    def __init__(self, estimator, *, prefit=False, response_method="auto", method="auto",
+                 sampler="auto", max_evals="auto", tol=None, background=100, n_jobs=None,
+                 random_state=None, progress=False):
+        self.estimator = estimator
+        self.prefit = prefit
+        self.response_method = response_method
+        self.method = method
+        self.sampler = sampler
+        self.max_evals = max_evals
+        self.tol = tol
+        self.background = background
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.progress = progress
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Shapley values are float64 whatever the input dtype.
+        tags.transformer_tags.preserves_dtype = []
+        if not self.prefit:
+            tags.target_tags.required = get_tags(self.estimator).target_tags.required
+        return tags
+
+    @fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y=None, **fit_params):
+        """Fit the model (unless ``prefit``) and fix the background and the budget.
+
+        Parameters
+        ----------
+        X : array-like (n_samples, n_features)
+        y : array-like (n_samples,) or (n_samples, n_targets), optional
+        **fit_params
+            Passed to the estimator's ``fit``.
+
+        Returns
+        -------
+        self : ShapleyExplainer
+        """
+        X_checked = validate_data(self, X, dtype=np.float64, ensure_all_finite=True)
+        n_features = X_checked.shape[1]
+        check_method(self.method)
+        sampler = "antithetic" if self.sampler == "auto" else self.sampler
+        make_sampler(sampler, n_features, rng=0)  # validates names and n_players
+        if self.prefit:
+            check_is_fitted(self.estimator)
+            estimator = self.estimator
+        else:
+            if y is None and get_tags(self.estimator).target_tags.required:
+                raise ValueError(
+                    f"{type(self.estimator).__name__} requires y to be passed, but the "
+                    "target y is None; pass y to fit, or fit the estimator yourself and "
+                    "use prefit=True."
+                )
+            estimator = clone(self.estimator).fit(X, y, **fit_params)
+
+        rng = check_random_state(self.random_state)
+        background = self._select_background(X_checked, rng)
+        max_evals = default_budget(n_features) if self.max_evals == "auto" else self.max_evals
+        method = resolve_method(self.method, n_features, max_evals)
+        if method == "exact" and max_evals < 2**n_features:
+            raise ValueError(
+                f"max_evals={max_evals} is too small for method='exact' with "
+                f"{n_features} features: enumeration needs 2**{n_features} = "
+                f"{2**n_features} evaluations per row; increase max_evals or use "
+                "method='permutation'."
+            )
+        block = 2 if sampler == "antithetic" else getattr(sampler, "block_size", 1)
+        if method == "permutation" and max_evals < minimum_budget(n_features, block):
+            raise ValueError(
+                f"max_evals={max_evals} is too small for {n_features} features: one "
+                f"{'pair of orderings' if block == 2 else 'ordering'} needs "
+                f"{minimum_budget(n_features, block)} evaluations per row; increase max_evals."
+            )
+
+        feature_names = getattr(estimator, "feature_names_in_", None)
+        predict = make_response_function(estimator, self.response_method,
+                                         feature_names=feature_names)
+        outputs = np.asarray(predict(background), dtype=np.float64)
+        if outputs.ndim > 2 or outputs.shape[0] != background.shape[0]:
+            raise ValueError(
+                f"The model output for {background.shape[0]} rows has shape {outputs.shape}; "
+                "expected (n,) or (n, n_outputs)."
+            )
+        self.estimator_ = estimator
+        self.background_ = background
+        self.n_outputs_ = 1 if outputs.ndim == 1 else outputs.shape[1]
+        expected = outputs.mean(axis=0)
+        self.expected_value_ = float(expected) if outputs.ndim == 1 else expected
+        self.output_names_ = self._output_names(estimator, outputs)
+        self.method_ = method
+        self.sampler_ = sampler
+        self.max_evals_ = int(max_evals)
+        self.random_seed_ = int(rng.randint(np.iinfo(np.int32).max))
+        return self
+
+    def _select_background(self, X, rng):
+        if isinstance(self.background, Integral):
+            if X.shape[0] <= self.background:
+                return X.copy()
+            rows = np.sort(rng.choice(X.shape[0], size=self.background, replace=False))
+            return X[rows]
+        background = check_array(self.background, dtype=np.float64, ensure_all_finite=True,
+                                 input_name="background")
+        if background.shape[1] != X.shape[1]:
+            raise ValueError(
+                f"background has {background.shape[1]} features, but X has {X.shape[1]}."
+            )
+        return background
+
+    @staticmethod
+    def _output_names(estimator, outputs):
+        if outputs.ndim == 1:
+            return None
+        classes = getattr(estimator, "classes_", None)
+        if is_classifier(estimator) and classes is not None and len(classes) == outputs.shape[1]:
+            return [str(c) for c in classes]
+        return [f"output{i}" for i in range(outputs.shape[1])]
+
+    def _explain(self, X) -> tuple[list, np.ndarray]:
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+        n_rows = X.shape[0]
+        n_jobs = 1 if self.n_jobs is None else self.n_jobs
+        if n_jobs == 1:
+            chunk = _SERIAL_CHUNK
+        else:
+            from joblib import effective_n_jobs
+
+            chunk = max(1, -(-n_rows // (4 * effective_n_jobs(n_jobs))))
+        starts = range(0, n_rows, chunk)
+        kwargs = dict(
+            response_method=self.response_method,
+            feature_names=getattr(self.estimator_, "feature_names_in_", None),
+            method=self.method_, sampler=self.sampler_, budget=self.max_evals_,
+            tol=self.tol, seed=self.random_seed_, config=get_config(),
+        )
+        tasks = (
+            delayed(_explain_rows)(self.estimator_, X[s : s + chunk], self.background_, **kwargs)
+            for s in starts
+        )
+        results = []
+        with tqdm(total=n_rows, disable=not self.progress, desc="Explaining rows",
+                  unit="row") as bar:
+            for chunk_results in Parallel(n_jobs=self.n_jobs, return_as="generator")(tasks):
+                results.extend(chunk_results)
+                bar.update(len(chunk_results))
+        return results, X
+
+    def explain(self, X) -> Explanation:
+        """Shapley values of the rows of ``X`` with their standard errors.
+
+        Parameters
+        ----------
+        X : array-like (n_samples, n_features)
+
+        Returns
+        -------
+        Explanation
+        """
+        results, X = self._explain(X)
+        d = self.n_features_in_
+        shape = (0, d) if self.n_outputs_ == 1 else (0, d, self.n_outputs_)
+        values = np.array([r.values for r in results]).reshape((-1,) + shape[1:])
+        std_errors = np.array([r.std_errors for r in results]).reshape(values.shape)
+        base = np.array([r.empty_value for r in results]).reshape(
+            (-1,) if self.n_outputs_ == 1 else (-1, self.n_outputs_))
+        feature_names = (list(self.feature_names_in_) if hasattr(self, "feature_names_in_")
+                         else [f"x{j}" for j in range(d)])
+        return Explanation(
+            values, base, X, feature_names, std_errors=std_errors,
+            output_names=self.output_names_,
+            n_evaluations=np.array([r.n_evaluations for r in results], dtype=np.int64),
+            method=self.method_,
+        )
+
+    def transform(self, X):
+        """Shapley values of the rows of ``X``.
+
+        Returns
+        -------
+        values : ndarray (n_samples, n_features) or (n_samples, n_features, n_outputs)
+            With ``set_output(transform="pandas")`` a DataFrame whose columns are
+            :meth:`get_feature_names_out` (multi-output values flattened feature-major).
+        """
+        values = self.explain(X).values
+        if values.ndim == 3 and get_output_config("transform", self)["dense"] != "default":
+            values = values.reshape(values.shape[0], -1)
+        return values
+
+    def get_feature_names_out(self, input_features=None):
+        """``"<feature>_shap"`` per feature (``"<feature>_shap_<output>"`` when several
+        outputs are explained).
+
+        Returns
+        -------
+        feature_names_out : ndarray of str
+        """
+        check_is_fitted(self)
+        names = check_feature_names_in(self, input_features)
+        if self.n_outputs_ == 1:
+            return np.asarray([f"{name}_shap" for name in names], dtype=object)
+        return np.asarray(
+            [f"{name}_shap_{out}" for name in names for out in self.output_names_], dtype=object
+        )

@@ -1,0 +1,22 @@
+"""Value functions v(S) on boolean coalition masks (DESIGN.md §4.2, ALGORITHMS.md §1)."""
+
+from skshapley.games._base import CallableGame, Game
+from skshapley.games._marginal import BaselineGame, MarginalGame
+from skshapley.games._response import (
+    RESPONSE_METHODS,
+    make_response_function,
+    resolve_response_method,
+)
+from skshapley.games._synthetic import AdditiveGame, UnanimityGame
+
+__all__ = [
+    "AdditiveGame",
+    "BaselineGame",
+    "CallableGame",
+    "Game",
+    "MarginalGame",
+    "RESPONSE_METHODS",
+    "UnanimityGame",
+    "make_response_function",
+    "resolve_response_method",
+]

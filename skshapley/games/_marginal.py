@@ -1,0 +1,115 @@
+"""Games built from a model, a foreground row and a background set (§1.2)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from skshapley.backends import get_backend
+from skshapley.games._base import Game
+from skshapley.games._response import make_response_function
+from skshapley.utils import chunk_rows
+
+
+def _as_row(x, name="x"):
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim == 2 and x.shape[0] == 1:
+        x = x[0]
+    if x.ndim != 1:
+        raise ValueError(f"{name} must be one row of shape (n_features,); got shape {x.shape}.")
+    return np.ascontiguousarray(x)
+
+
+class MarginalGame(Game):
+    """Interventional value function v_x(S) = mean_r f(x_S, (b_r)_{N \\ S}) (§1.2).
+
+    One :meth:`values` call assembles every coalition's masked copy of the background into
+    one array and calls the model once per chunk of at most ``working_memory`` MiB.
+
+    Parameters
+    ----------
+    model : fitted estimator or callable
+        The model; a callable is used as ``f(X)``.
+    x : array-like (n_features,)
+        The explained row.
+    background : array-like (n_background, n_features)
+        Rows that stand in for absent features.
+    response_method : str or callable, default="auto"
+        Which output to explain; see ``skshapley.games.make_response_function``.
+    feature_names : array-like of str, optional
+        Call the model on DataFrames with these columns.
+    working_memory : float, optional
+        MiB per chunk; defaults to ``get_config()["working_memory"]``.
+    cache : bool, default=False
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skshapley.games import MarginalGame
+    >>> game = MarginalGame(lambda X: X.sum(axis=1), x=[1.0, 2.0], background=[[0.0, 0.0]])
+    >>> game.values(np.array([[True, False], [True, True]]))
+    array([1., 3.])
+    """
+
+    def __init__(self, model, x, background, *, response_method="auto", feature_names=None,
+                 working_memory=None, cache=False):
+        x = _as_row(x)
+        background = np.asarray(background, dtype=np.float64)
+        if background.ndim != 2 or background.shape[0] == 0:
+            raise ValueError(
+                "background must be a non-empty 2-D array (n_background, n_features); got "
+                f"shape {background.shape}."
+            )
+        if background.shape[1] != x.shape[0]:
+            raise ValueError(
+                f"x has {x.shape[0]} features but background has {background.shape[1]}."
+            )
+        super().__init__(x.shape[0], cache=cache)
+        self.x = x
+        self.background = np.ascontiguousarray(background)
+        self.predict = make_response_function(model, response_method, feature_names=feature_names)
+        self.working_memory = working_memory
+
+    def _values(self, coalitions):
+        kernels = get_backend()
+        m, d = coalitions.shape
+        n_background = self.background.shape[0]
+        per_coalition = chunk_rows(n_background * d * 8, self.working_memory)
+        outputs = []
+        for start in range(0, m, per_coalition):
+            block = coalitions[start : start + per_coalition]
+            batch = np.empty((block.shape[0] * n_background, d), dtype=np.float64)
+            kernels.assemble_masked_batch(self.x, self.background, block, batch)
+            predictions = np.asarray(self.predict(batch), dtype=np.float64)
+            predictions = predictions.reshape(block.shape[0], n_background, -1)
+            outputs.append(predictions.mean(axis=1))
+        values = np.concatenate(outputs, axis=0)
+        return values[:, 0] if values.shape[1] == 1 else values
+
+
+class BaselineGame(MarginalGame):
+    """Baseline value function: absent features take the values of one reference row.
+
+    Parameters
+    ----------
+    model : fitted estimator or callable
+    x : array-like (n_features,)
+    reference : array-like (n_features,)
+    response_method, feature_names, working_memory, cache
+        As in :class:`MarginalGame`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skshapley.games import BaselineGame
+    >>> game = BaselineGame(lambda X: X[:, 0] * X[:, 1], x=[2.0, 3.0], reference=[1.0, 1.0])
+    >>> game.values(np.array([[False, False], [True, False]]))
+    array([1., 2.])
+    """
+
+    def __init__(self, model, x, reference, *, response_method="auto", feature_names=None,
+                 working_memory=None, cache=False):
+        reference = _as_row(reference, "reference")
+        super().__init__(model, x, reference[None, :], response_method=response_method,
+                         feature_names=feature_names, working_memory=working_memory,
+                         cache=cache)
+        self.reference = reference

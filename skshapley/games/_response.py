@@ -1,0 +1,105 @@
+"""Which model output a game explains (§1.2, "Output space")."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import is_classifier
+
+RESPONSE_METHODS = (
+    "auto",
+    "predict",
+    "predict_proba",
+    "decision_function",
+    "predict_log_odds",
+)
+
+# Probabilities are clipped before the logarithm so a confident model gives large finite
+# log-odds instead of inf (which would make every marginal contribution inf - inf = NaN).
+_PROBA_EPS = 1e-15
+
+
+def resolve_response_method(model, response_method="auto") -> str:
+    """Name the output that ``response_method="auto"`` means for ``model``.
+
+    Regressors are explained on ``predict``; classifiers on ``decision_function`` when
+    they have one and otherwise on the log-odds of ``predict_proba``, because margins are
+    additive in boosted trees and efficiency holds on them.
+    """
+    if callable(response_method):
+        return "callable"
+    if response_method not in RESPONSE_METHODS:
+        raise ValueError(
+            f"The 'response_method' parameter must be one of {list(RESPONSE_METHODS)} or a "
+            f"callable; got {response_method!r}."
+        )
+    if response_method != "auto":
+        return response_method
+    if is_classifier(model):
+        return "decision_function" if hasattr(model, "decision_function") else "predict_log_odds"
+    return "predict"
+
+
+def _log_odds(proba: np.ndarray) -> np.ndarray:
+    proba = np.clip(np.asarray(proba, dtype=np.float64), _PROBA_EPS, 1.0)
+    log_proba = np.log(proba)
+    if log_proba.shape[1] == 2:
+        return log_proba[:, 1] - log_proba[:, 0]
+    # Centred log-probabilities: the softmax logits with their free constant fixed to
+    # zero mean, one output per class.
+    return log_proba - log_proba.mean(axis=1, keepdims=True)
+
+
+def make_response_function(model, response_method="auto", *, feature_names=None):
+    """Return ``f(X) -> (n,) or (n, k)`` for the chosen model output.
+
+    Parameters
+    ----------
+    model : estimator or callable
+        A fitted estimator, or a plain function of a 2-D array.
+    response_method : str or callable, default="auto"
+        See :func:`resolve_response_method`; a callable is called as ``f(model, X)``.
+    feature_names : array-like of str, optional
+        If given, the model is called on a pandas DataFrame with these columns (models
+        fitted on DataFrames warn or fail on bare arrays).
+
+    Returns
+    -------
+    function : callable
+    """
+    if not (hasattr(model, "predict") or hasattr(model, "predict_proba")) and callable(model):
+        base = model
+    else:
+        method = resolve_response_method(model, response_method)
+        if method == "callable":
+            def base(X):
+                return response_method(model, X)
+        elif method == "predict_log_odds":
+            if not hasattr(model, "predict_proba"):
+                raise ValueError(
+                    f"response_method='predict_log_odds' needs predict_proba, which "
+                    f"{type(model).__name__} does not have."
+                )
+            def base(X):
+                return _log_odds(model.predict_proba(X))
+        else:
+            if not hasattr(model, method):
+                raise ValueError(
+                    f"response_method={method!r} is not available: {type(model).__name__} "
+                    f"has no method {method!r}."
+                )
+            base = getattr(model, method)
+            if method == "predict_proba":
+                def base(X, _f=base):
+                    proba = np.asarray(_f(X))
+                    # Binary: explain P(class 1) as a scalar, like predict does.
+                    return proba[:, 1] if proba.ndim == 2 and proba.shape[1] == 2 else proba
+    if feature_names is None:
+        return base
+    import pandas as pd
+
+    columns = list(feature_names)
+
+    def with_names(X):
+        return base(pd.DataFrame(X, columns=columns))
+
+    return with_names

@@ -1,0 +1,87 @@
+"""Abstract permutation sampler in the style of ``scipy.stats.qmc.QMCEngine``."""
+
+from __future__ import annotations
+
+import copy
+from numbers import Integral
+
+import numpy as np
+
+from skshapley.utils import as_generator
+
+
+class PermutationSampler:
+    """Draws orderings of the players 0..n_players-1 (§2.0).
+
+    Subclasses implement ``_random(n)``. The public :meth:`random` keeps
+    :attr:`num_generated`; :meth:`reset` replays the stream exactly because the sampler
+    keeps a copy of its own child generator.
+
+    Parameters
+    ----------
+    n_players : int
+    rng : None, int, Generator, RandomState or SeedSequence
+        Seed of the sampler's own child generator.
+
+    Attributes
+    ----------
+    block_size : int
+        Rows of the smallest group of orderings that is independent of the other groups
+        (1 for i.i.d. orderings, 2 for antithetic pairs). Risk estimates treat each block's
+        mean as one draw (§3.6).
+    weights : None or float64 (num_generated,)
+        Quadrature weights of the rows drawn so far; None means equal weights.
+    num_generated : int
+    """
+
+    block_size = 1
+
+    def __init__(self, n_players: int, *, rng=None):
+        if isinstance(n_players, bool) or not isinstance(n_players, Integral) or n_players < 1:
+            raise ValueError(
+                f"The 'n_players' parameter must be an integer >= 1; got {n_players!r}."
+            )
+        self.n_players = int(n_players)
+        parent = as_generator(rng)
+        self.rng = parent.spawn(1)[0]
+        self.rng_seed = copy.deepcopy(self.rng)
+        self.num_generated = 0
+
+    @property
+    def weights(self):
+        return None
+
+    def _random(self, n: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def random(self, n: int = 1) -> np.ndarray:
+        """Draw ``n`` orderings.
+
+        Returns
+        -------
+        orders : int64 (n, n_players)
+            Row k is an ordering: ``orders[k, t]`` is the player that joins at step t.
+        """
+        if isinstance(n, bool) or not isinstance(n, Integral) or n < 0:
+            raise ValueError(f"The 'n' parameter must be a non-negative integer; got {n!r}.")
+        orders = np.asarray(self._random(int(n)), dtype=np.int64).reshape(n, self.n_players)
+        self.num_generated += int(n)
+        return orders
+
+    def reset(self):
+        """Return to the first ordering of the stream."""
+        self.rng = copy.deepcopy(self.rng_seed)
+        self.num_generated = 0
+        self._reset_state()
+        return self
+
+    def _reset_state(self):
+        """Hook for subclasses with state beyond the generator."""
+
+    def fast_forward(self, n: int):
+        """Skip ``n`` orderings."""
+        self.random(n)
+        return self
+
+    def __repr__(self):
+        return f"{type(self).__name__}(n_players={self.n_players})"

@@ -1,0 +1,10 @@
+"""Small helpers shared by every layer: random generators, chunk sizes, checks."""
+
+from skshapley.utils._validation import (
+    as_generator,
+    check_budget,
+    chunk_rows,
+    spawn_seed,
+)
+
+__all__ = ["as_generator", "check_budget", "chunk_rows", "spawn_seed"]
