@@ -186,6 +186,17 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         -------
         self : ShapleyExplainer
         """
+        # A failed fit leaves a fitted explainer as it was (validate_data sets
+        # n_features_in_ before the later checks can fail).
+        state = self.__dict__.copy()
+        try:
+            return self._fit(X, y, **fit_params)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(state)
+            raise
+
+    def _fit(self, X, y, **fit_params):
         X_checked = validate_data(self, X, dtype=np.float64, ensure_all_finite=True)
         n_features = X_checked.shape[1]
         check_method(self.method)
@@ -250,7 +261,12 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             rows = np.sort(rng.choice(X.shape[0], size=self.background, replace=False))
             return X[rows]
         background = check_array(self.background, dtype=np.float64, ensure_all_finite=True,
-                                 input_name="background")
+                                 ensure_min_samples=0, input_name="background")
+        if background.shape[0] == 0:
+            raise ValueError(
+                "The 'background' parameter is an empty array; give at least one row, or an "
+                "int to sample that many rows of X."
+            )
         if background.shape[1] != X.shape[1]:
             raise ValueError(
                 f"background has {background.shape[1]} features, but X has {X.shape[1]}."

@@ -40,8 +40,8 @@ class Antithetic(PermutationSampler):
     --------
     >>> from skshapley.permutations import Antithetic
     >>> orders = Antithetic(3, rng=0).random(2)
-    >>> (orders[1] == orders[0][::-1]).all()
-    np.True_
+    >>> bool((orders[1] == orders[0][::-1]).all())
+    True
     """
 
     block_size = 2

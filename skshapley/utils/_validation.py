@@ -19,7 +19,7 @@ def as_generator(random_state) -> np.random.Generator:
     Examples
     --------
     >>> from skshapley.utils import as_generator
-    >>> as_generator(0).integers(10) == as_generator(0).integers(10)
+    >>> bool(as_generator(0).integers(10) == as_generator(0).integers(10))
     True
     """
     if isinstance(random_state, np.random.Generator):

@@ -1,0 +1,128 @@
+import numpy as np
+import pytest
+from scipy.stats import binom
+
+from skshapley.approximators import exact_shapley, permutation_shapley
+from skshapley.games import AdditiveGame, CallableGame, Game, UnanimityGame
+from skshapley.permutations import Antithetic, MonteCarlo
+
+
+class CountingGame(Game):
+    """Wraps a game and counts every coalition passed to it (independent of n_evaluations)."""
+
+    def __init__(self, inner):
+        super().__init__(inner.n_players)
+        self.inner = inner
+        self.count = 0
+
+    def _values(self, coalitions):
+        self.count += coalitions.shape[0]
+        return self.inner.values(coalitions)
+
+
+def _mixed_game(d=6):
+    carriers = [[1, 1, 0, 0, 0, 0], [0, 1, 1, 1, 0, 0], [0, 0, 0, 1, 1, 0], [1, 0, 0, 0, 0, 1]]
+    return UnanimityGame(np.array(carriers)[:, :d], [3.0, -2.0, 1.5, 1.0])
+
+
+@pytest.mark.parametrize("sampler", ["mc", "antithetic"])
+@pytest.mark.parametrize("budget", [12, 13, 50, 101, 1000])
+def test_budget_is_respected_exactly(sampler, budget):
+    game = CountingGame(_mixed_game())
+    result = permutation_shapley(game, budget, sampler=sampler, random_state=0)
+    block = 2 if sampler == "antithetic" else 1
+    n_orders = (budget - 2) // 5 // block * block
+    assert game.count <= budget
+    assert result.n_evaluations == game.count == 2 + 5 * n_orders
+    assert result.n_permutations == n_orders
+
+
+def test_budget_too_small_names_the_minimum():
+    with pytest.raises(ValueError, match=r"budget=11 is too small for n_players=6.*at least 12"):
+        permutation_shapley(_mixed_game(), 11)
+    with pytest.raises(ValueError, match=r"at least 7"):
+        permutation_shapley(_mixed_game(), 6, sampler="mc")
+
+
+def test_single_player_game():
+    result = permutation_shapley(AdditiveGame([2.5], intercept=1.0), 2)
+    assert result.values.tolist() == [2.5] and result.n_evaluations == 2
+
+
+def test_additive_game_is_exact_from_one_ordering():
+    result = permutation_shapley(AdditiveGame([0.5, -1.0, 2.0, 7.0]), budget=5, sampler="mc",
+                                 random_state=3)
+    np.testing.assert_allclose(result.values, [0.5, -1.0, 2.0, 7.0], rtol=1e-12)
+
+
+def test_determinism_and_seed_sensitivity():
+    a = permutation_shapley(_mixed_game(), 200, random_state=7)
+    b = permutation_shapley(_mixed_game(), 200, random_state=7)
+    c = permutation_shapley(_mixed_game(), 200, random_state=8)
+    np.testing.assert_array_equal(a.values, b.values)
+    np.testing.assert_array_equal(a.std_errors, b.std_errors)
+    assert not np.array_equal(a.values, c.values)
+
+
+def test_sampler_instance_is_used_and_checked():
+    result = permutation_shapley(_mixed_game(), 62, sampler=MonteCarlo(6, rng=1))
+    assert result.n_permutations == 12
+    with pytest.raises(ValueError, match="orderings of 5 players; the game has 6"):
+        permutation_shapley(_mixed_game(), 62, sampler=Antithetic(5, rng=1))
+    with pytest.raises(ValueError, match="'sampler' parameter must be one of"):
+        permutation_shapley(_mixed_game(), 62, sampler="sobol-ish")
+
+
+def test_early_stop_at_tol_spends_less_and_reports_convergence():
+    game = _mixed_game()
+    exact = exact_shapley(_mixed_game()).values
+    result = permutation_shapley(game, 20_000, tol=0.5, check_interval=8, random_state=0)
+    assert result.converged is True
+    assert result.error_quantile < 0.5 and result.history[-1] == result.error_quantile
+    assert result.n_evaluations < 20_000
+    assert np.linalg.norm(result.values - exact) < 1.0
+    loose = permutation_shapley(_mixed_game(), 200, tol=1e-9, random_state=0)
+    assert loose.converged is False and loose.n_evaluations == 2 + 5 * 2 * (198 // 10)
+
+
+def test_zero_variance_game_stops_at_first_check():
+    result = permutation_shapley(AdditiveGame(np.arange(5.0)), 10_000, tol=1e-6, check_interval=4,
+                                 random_state=0)
+    assert result.converged and result.error_quantile == 0.0
+    assert result.n_permutations == 8
+
+
+def test_multi_output_game_matches_per_output_runs(rng):
+    weights = 1 << np.arange(5)
+    table = rng.normal(size=(32, 2))
+    multi = CallableGame(lambda S: table[S.astype(np.int64) @ weights], 5)
+    result = permutation_shapley(multi, 300, random_state=4)
+    assert result.values.shape == (5, 2) and result.std_errors.shape == (5, 2)
+    for output in range(2):
+        single = CallableGame(lambda S, o=output: table[S.astype(np.int64) @ weights, o], 5)
+        one = permutation_shapley(single, 300, random_state=4)
+        np.testing.assert_allclose(result.values[:, output], one.values, rtol=1e-12)
+        np.testing.assert_allclose(result.std_errors[:, output], one.std_errors, rtol=1e-12)
+
+
+@pytest.mark.parametrize("sampler", ["mc", "antithetic"])
+def test_standard_errors_cover_the_truth_at_the_advertised_rate(sampler):
+    """|phi_hat - phi| <= 1.96 SE in about 95 % of cases, and ||err|| <= sigma_hat too.
+
+    200 repetitions x 6 features; rows are correlated within a repetition, so bound the
+    rate by a binomial interval on the 200 repetitions' mean (4 sigma, conservative), and
+    allow for the t vs normal gap at 64 draws (coverage 0.946).
+    """
+    game_exact = exact_shapley(_mixed_game()).values
+    n_reps, budget = 200, 2 + 5 * 128
+    inside, overall = [], []
+    for rep in range(n_reps):
+        result = permutation_shapley(_mixed_game(), budget, sampler=sampler, random_state=rep)
+        error = np.abs(result.values - game_exact)
+        covered = error[result.std_errors > 0] <= 1.959964 * result.std_errors[result.std_errors > 0]
+        inside.append(covered.mean())
+        overall.append(np.linalg.norm(result.values - game_exact) <= result.error_quantile)
+    sd = np.sqrt(0.95 * 0.05 / n_reps)
+    assert abs(np.mean(inside) - 0.95) < 4 * sd + 0.01
+    low, high = binom.ppf([1e-4, 1 - 1e-4], n_reps, 0.95) / n_reps
+    assert low <= np.mean(overall) <= high

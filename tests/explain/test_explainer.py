@@ -1,0 +1,194 @@
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.datasets import load_diabetes
+from sklearn.ensemble import RandomForestRegressor
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from skshapley import ShapleyExplainer
+from skshapley.approximators import exact_shapley
+from skshapley.games import MarginalGame
+
+
+@pytest.fixture(scope="module")
+def diabetes():
+    X, y = load_diabetes(return_X_y=True, as_frame=True)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def forest(diabetes):
+    X, y = diabetes
+    return RandomForestRegressor(n_estimators=20, max_depth=4, random_state=0).fit(X.values, y)
+
+
+@pytest.mark.parametrize("method", ["auto", "exact", "permutation"])
+def test_linear_model_values_are_closed_form(diabetes, method):
+    """For f(x) = w.x + b, the interventional value is w_j (x_j - mean(background_j)), and
+    every method is exact on an additive game."""
+    X, y = diabetes
+    explainer = ShapleyExplainer(LinearRegression(), method=method, max_evals=1024,
+                                 background=40, random_state=0).fit(X, y)
+    phi = explainer.transform(X.iloc[:5])
+    w = explainer.estimator_.coef_
+    expected = w * (X.values[:5] - explainer.background_.mean(axis=0))
+    np.testing.assert_allclose(phi, expected, rtol=1e-9, atol=1e-9)
+
+
+def test_pipeline_is_explained_in_the_original_feature_space(diabetes):
+    X, y = diabetes
+    explainer = ShapleyExplainer(make_pipeline(StandardScaler(), Ridge(alpha=1.0)),
+                                 background=30, random_state=0).fit(X, y)
+    scaler, ridge = explainer.estimator_[0], explainer.estimator_[1]
+    phi = explainer.transform(X.iloc[:4])
+    w = ridge.coef_ / scaler.scale_
+    np.testing.assert_allclose(phi, w * (X.values[:4] - explainer.background_.mean(axis=0)),
+                               rtol=1e-9, atol=1e-9)
+
+
+def test_exact_matches_the_functional_core_and_efficiency(diabetes, forest):
+    X, _ = diabetes
+    explainer = ShapleyExplainer(forest, prefit=True, method="exact", background=25,
+                                 random_state=1).fit(X.values)
+    explanation = explainer.explain(X.values[:3])
+    game = MarginalGame(forest, X.values[1], explainer.background_)
+    np.testing.assert_allclose(explanation.values[1], exact_shapley(game).values, rtol=1e-12)
+    np.testing.assert_allclose(explanation.predictions, forest.predict(X.values[:3]), rtol=1e-10)
+    np.testing.assert_allclose(explanation.base_values, explainer.expected_value_, rtol=1e-12)
+    assert (explanation.n_evaluations == 1024).all() and explanation.method == "exact"
+
+
+def test_permutation_is_reproducible_for_any_n_jobs_and_row_order(diabetes, forest):
+    X, _ = diabetes
+    kwargs = dict(prefit=True, method="permutation", max_evals=200, background=20, random_state=5)
+    serial = ShapleyExplainer(forest, **kwargs).fit(X.values).explain(X.values[:6])
+    parallel = ShapleyExplainer(forest, n_jobs=2, **kwargs).fit(X.values).explain(X.values[:6])
+    np.testing.assert_array_equal(serial.values, parallel.values)
+    np.testing.assert_array_equal(serial.std_errors, parallel.std_errors)
+    reversed_rows = ShapleyExplainer(forest, **kwargs).fit(X.values).transform(X.values[5::-1])
+    np.testing.assert_array_equal(reversed_rows[::-1], serial.values)
+    other = ShapleyExplainer(forest, **{**kwargs, "random_state": 6}).fit(X.values)
+    assert not np.array_equal(other.transform(X.values[:6]), serial.values)
+    # efficiency holds for every row of every estimate
+    np.testing.assert_allclose(serial.predictions, forest.predict(X.values[:6]), rtol=1e-9)
+    # unused features of the forest are dummies: value and error exactly 0
+    assert ((serial.std_errors > 0) | (serial.values == 0)).all()
+    assert (serial.n_evaluations == 2 + 9 * 2 * (198 // 18)).all()
+
+
+def test_tol_stops_rows_early(diabetes, forest):
+    X, _ = diabetes
+    explainer = ShapleyExplainer(forest, prefit=True, method="permutation", max_evals=5000,
+                                 tol=20.0, background=20, random_state=0).fit(X.values)
+    explanation = explainer.explain(X.values[:3])
+    assert (explanation.n_evaluations < 5000).all()
+
+
+def test_classifier_multi_output_and_pandas_output(rng):
+    X = pd.DataFrame(rng.normal(size=(120, 3)), columns=["a", "b", "c"])
+    y = np.digitize(X["a"] + X["b"], [-0.5, 0.5])
+    explainer = ShapleyExplainer(LogisticRegression(), background=30, random_state=0).fit(X, y)
+    phi = explainer.transform(X.iloc[:4])
+    assert phi.shape == (4, 3, 3) and explainer.n_outputs_ == 3
+    margins = explainer.estimator_.decision_function(X.iloc[:4])
+    np.testing.assert_allclose(phi.sum(axis=1) + explainer.expected_value_, margins, rtol=1e-9)
+    explainer.set_output(transform="pandas")
+    frame = explainer.transform(X.iloc[:4])
+    assert list(frame.columns[:3]) == ["a_shap_0", "a_shap_1", "a_shap_2"]
+    np.testing.assert_allclose(frame.to_numpy(), phi.reshape(4, -1))
+
+
+def test_pandas_in_and_out(diabetes):
+    X, y = diabetes
+    explainer = ShapleyExplainer(Ridge(), background=20, random_state=0).fit(X, y)
+    explainer.set_output(transform="pandas")
+    frame = explainer.transform(X.iloc[:3])
+    assert list(frame.columns) == [f"{name}_shap" for name in X.columns]
+    assert list(frame.index) == [0, 1, 2]
+    assert explainer.explain(X.iloc[:2]).feature_names == list(X.columns)
+
+
+def test_in_a_pipeline_and_grid_search(diabetes):
+    X, y = diabetes
+    pipe = make_pipeline(ShapleyExplainer(Ridge(), background=20, random_state=0), Ridge())
+    search = GridSearchCV(pipe, {"shapleyexplainer__estimator__alpha": [0.1, 1.0]}, cv=2)
+    search.fit(X.iloc[:100], y.iloc[:100])
+    assert search.best_params_["shapleyexplainer__estimator__alpha"] in (0.1, 1.0)
+
+
+def test_progress_bar(diabetes, capsys):
+    X, y = diabetes
+    ShapleyExplainer(Ridge(), background=10, progress=True).fit(X, y).transform(X.iloc[:3])
+    assert "Explaining rows" in capsys.readouterr().err
+
+
+def test_single_feature(rng):
+    X = rng.normal(size=(30, 1))
+    explainer = ShapleyExplainer(LinearRegression(), background=10).fit(X, 2 * X[:, 0])
+    phi = explainer.transform(X[:2])
+    np.testing.assert_allclose(phi[:, 0], 2 * (X[:2, 0] - explainer.background_[:, 0].mean()))
+
+
+@pytest.mark.parametrize(
+    "X_bad, match",
+    [
+        (np.array([[np.nan] * 10]), "NaN"),
+        (np.array([[np.inf] * 10]), "infinity"),
+        (np.zeros((2, 9)), "10 features"),
+        (np.zeros(10), "2D array"),
+    ],
+)
+def test_transform_rejects_bad_input(diabetes, X_bad, match):
+    X, y = diabetes
+    explainer = ShapleyExplainer(Ridge(), background=10).fit(X.values, y)
+    with pytest.raises(ValueError, match=match):
+        explainer.transform(X_bad)
+
+
+def test_fit_rejects_bad_settings(diabetes, rng):
+    X, y = diabetes
+    with pytest.raises(ValueError, match="background"):
+        ShapleyExplainer(Ridge(), background=np.empty((0, 10))).fit(X.values, y)
+    with pytest.raises(ValueError, match="background has 3 features"):
+        ShapleyExplainer(Ridge(), background=np.zeros((5, 3))).fit(X.values, y)
+    with pytest.raises(NotFittedError):
+        ShapleyExplainer(Ridge(), prefit=True).fit(X.values)
+    with pytest.raises(ValueError, match=r"accepted values are \['auto', 'exact', 'permutation'\]"):
+        ShapleyExplainer(Ridge(), method="kernel").fit(X.values, y)
+    with pytest.raises(ValueError, match=r"must be one of \['auto', 'exact', 'permutation'\]"):
+        ShapleyExplainer(Ridge(), method="shapley").fit(X.values, y)
+    with pytest.raises(ValueError, match=r"max_evals=100 is too small for method='exact'"):
+        ShapleyExplainer(Ridge(), method="exact", max_evals=100).fit(X.values, y)
+    with pytest.raises(ValueError, match=r"max_evals=10 is too small for 10 features"):
+        ShapleyExplainer(Ridge(), method="permutation", max_evals=10).fit(X.values, y)
+    with pytest.raises(ValueError, match="'sampler' parameter must be one of"):
+        ShapleyExplainer(Ridge(), sampler="owen").fit(X.values, y)
+    with pytest.raises(ValueError, match="requires y to be passed"):
+        ShapleyExplainer(Ridge()).fit(X.values)
+
+
+def test_failed_fit_leaves_the_fitted_state_unchanged(diabetes):
+    X, y = diabetes
+    explainer = ShapleyExplainer(Ridge(), background=10, random_state=0).fit(X.values, y)
+    before = explainer.transform(X.values[:2])
+    explainer.set_params(method="kernel")
+    with pytest.raises(ValueError):
+        explainer.fit(X.values[:, :4], y)
+    assert explainer.n_features_in_ == 10
+    np.testing.assert_array_equal(explainer.set_params(method="auto").transform(X.values[:2]), before)
+
+
+def test_to_shap_carries_error_bars(diabetes, forest):
+    shap = pytest.importorskip("shap")
+    X, _ = diabetes
+    explanation = ShapleyExplainer(forest, prefit=True, method="permutation", max_evals=200,
+                                   background=10, random_state=0).fit(X.values).explain(X.values[:2])
+    converted = explanation.to_shap()
+    assert isinstance(converted, shap.Explanation)
+    np.testing.assert_array_equal(converted.values, explanation.values)
+    np.testing.assert_allclose(converted.upper_bounds - converted.values,
+                               1.959964 * explanation.std_errors)

@@ -1,0 +1,89 @@
+"""Every available backend against the NumPy twin (STYLE.md §5, "Parity tests")."""
+
+import numpy as np
+import pytest
+
+from skshapley.backends import KERNEL_NAMES, available_backends, get_backend
+
+NUMPY = get_backend("numpy")
+OTHERS = [name for name in available_backends() if name != "numpy"]
+
+
+def _orders(rng, n, d):
+    return np.argsort(rng.random((n, d)), axis=1).astype(np.int64)
+
+
+@pytest.fixture(params=OTHERS or [pytest.param(None, marks=pytest.mark.skip("numpy only"))])
+def backend(request):
+    return get_backend(request.param)
+
+
+def test_numba_backend_is_available_here():
+    assert "numba" in available_backends()
+
+
+def test_every_backend_provides_every_kernel(backend):
+    for name in KERNEL_NAMES:
+        assert callable(getattr(backend, name))
+
+
+@pytest.mark.parametrize("m, n_background, d", [(1, 1, 1), (7, 3, 2), (40, 11, 9)])
+def test_assemble_masked_batch(backend, rng, m, n_background, d):
+    x = rng.normal(size=d)
+    background = rng.normal(size=(n_background, d))
+    background[0, 0] = np.inf  # ±inf must pass through untouched
+    coalitions = rng.random((m, d)) < 0.5
+    expected = NUMPY.assemble_masked_batch(x, background, coalitions,
+                                           np.empty((m * n_background, d)))
+    got = backend.assemble_masked_batch(x, background, coalitions, np.empty((m * n_background, d)))
+    np.testing.assert_array_equal(got, expected)
+    # The reference itself: row k*nb + r mixes x and background[r] by the mask.
+    k, r = m - 1, n_background - 1
+    np.testing.assert_array_equal(expected[k * n_background + r],
+                                  np.where(coalitions[k], x, background[r]))
+
+
+@pytest.mark.parametrize("n, d", [(1, 1), (3, 2), (25, 8)])
+def test_prefix_coalitions(backend, rng, n, d):
+    orders = _orders(rng, n, d)
+    expected = NUMPY.prefix_coalitions(orders, np.empty((n, max(d - 1, 0), d), dtype=bool))
+    got = backend.prefix_coalitions(orders, np.empty((n, max(d - 1, 0), d), dtype=bool))
+    np.testing.assert_array_equal(got, expected)
+    if d > 1:
+        # Prefix t has t + 1 members, namely orders[:, :t + 1].
+        np.testing.assert_array_equal(expected.sum(axis=2), np.tile(np.arange(1, d), (n, 1)))
+        assert expected[0, 0, orders[0, 0]]
+
+
+@pytest.mark.parametrize("n, d, k", [(1, 1, 1), (4, 2, 1), (30, 7, 3)])
+def test_accumulate_permutation_marginals(backend, rng, n, d, k):
+    orders = _orders(rng, n, d)
+    path = rng.normal(size=(n, d + 1, k))
+    expected = NUMPY.accumulate_permutation_marginals(orders, path, np.empty((n, d, k)))
+    got = backend.accumulate_permutation_marginals(orders, path, np.empty((n, d, k)))
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0)
+    # Contributions telescope: each ordering's row sums to v(N) - v(∅).
+    np.testing.assert_allclose(expected.sum(axis=1), path[:, -1] - path[:, 0], rtol=1e-10)
+
+
+def test_accumulate_with_infinite_values(backend):
+    orders = np.array([[1, 0]], dtype=np.int64)
+    path = np.array([[[0.0], [np.inf], [np.inf]]])
+    got = backend.accumulate_permutation_marginals(orders, path, np.empty((1, 2, 1)))
+    expected = NUMPY.accumulate_permutation_marginals(orders, path, np.empty((1, 2, 1)))
+    np.testing.assert_array_equal(got, expected)  # inf - inf = nan in both
+
+
+@pytest.mark.parametrize("d, k", [(1, 1), (2, 1), (6, 2), (10, 1)])
+def test_exact_shapley_from_values(backend, rng, d, k):
+    values = rng.normal(size=(2**d, k))
+    expected = NUMPY.exact_shapley_from_values(values, d, np.empty((d, k)))
+    got = backend.exact_shapley_from_values(values, d, np.empty((d, k)))
+    # Sums of 2^(d-1) terms of size O(1) in different orders: round-off ~ 2^(d-1) eps.
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=2**d * np.finfo(float).eps)
+
+
+def test_exact_shapley_constant_game(backend):
+    values = np.full((2**4, 1), 3.5)
+    got = backend.exact_shapley_from_values(values, 4, np.empty((4, 1)))
+    np.testing.assert_array_equal(got, 0.0)

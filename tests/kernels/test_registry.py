@@ -1,0 +1,44 @@
+import types
+
+import pytest
+
+from skshapley import config_context
+from skshapley.backends import available_backends, get_backend, register_backend
+from skshapley.exceptions import BackendUnavailableError
+
+
+def test_gpu_slots_report_why_they_are_unavailable():
+    reasons = available_backends(verbose=True)
+    assert reasons["numpy"] is None
+    for name in ("numba_cuda", "cupy"):
+        assert name in reasons
+        if name not in available_backends():
+            assert isinstance(reasons[name], str) and reasons[name]
+
+
+def test_named_unavailable_backend_raises_naming_the_extra():
+    if "cupy" in available_backends():
+        pytest.skip("cupy backend is available here")
+    with pytest.raises(BackendUnavailableError, match="cupy"):
+        get_backend("cupy")
+
+
+def test_auto_prefers_numba_and_config_selects():
+    assert get_backend("auto").name == "numba"
+    with config_context(backend="numpy"):
+        assert get_backend().name == "numpy"
+
+
+def test_unknown_backend():
+    with pytest.raises(ValueError, match="Unknown backend 'nope'"):
+        get_backend("nope")
+
+
+def test_register_backend_checks_kernels():
+    with pytest.raises(ValueError, match="missing the kernels"):
+        register_backend("broken", types.SimpleNamespace())
+    numpy_kernels = get_backend("numpy")
+    register_backend("copy_of_numpy", numpy_kernels)
+    assert "copy_of_numpy" in available_backends()
+    with config_context(backend="copy_of_numpy"):
+        assert get_backend().name == "copy_of_numpy"
