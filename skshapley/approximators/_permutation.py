@@ -23,6 +23,8 @@ from skshapley.utils import as_generator, check_budget
 # when `tol` is set. Small, because an explained row's budget is often a few hundred
 # orderings; without `tol` every ordering goes into one batch (one model call per chunk).
 DEFAULT_CHECK_INTERVAL = 16
+# Gaussian draws behind each overall error quantile (§3.4: D = 4096).
+RISK_DRAWS = 4096
 
 
 def make_sampler(sampler, n_players: int, rng) -> PermutationSampler:
@@ -118,13 +120,12 @@ def permutation_shapley(
             "or use method='exact'."
         )
     start = game.n_evaluations
-    empty, grand = endpoint_values(game)
-    n_outputs = empty.shape[0]
     if d == 1:
+        empty, grand = endpoint_values(game)
         phi = squeeze_outputs((grand - empty)[None, :], game)
         return ShapleyResult(
             values=phi, std_errors=np.zeros_like(phi),
-            error_quantile=scalar_or_array(np.zeros(n_outputs), game),
+            error_quantile=scalar_or_array(np.zeros_like(empty), game),
             n_evaluations=game.n_evaluations - start, converged=None if tol is None else True,
             method="permutation", empty_value=scalar_or_array(empty, game),
             grand_value=scalar_or_array(grand, game),
@@ -134,11 +135,11 @@ def permutation_shapley(
     if check_interval is None:
         check_interval = DEFAULT_CHECK_INTERVAL if tol is not None else max_draws
     kernels = get_backend()
-    trackers = [RunningCovariance(d) for _ in range(n_outputs)]
-    weighted_sum = np.zeros((d, n_outputs))
+    endpoints = np.zeros((2, d), dtype=bool)
+    endpoints[1] = True
+    trackers = weighted_sum = empty = grand = None
     history = []
     n_draws = 0
-    error = np.full(n_outputs, np.inf)
     converged = None if tol is None else False
     while n_draws < max_draws:
         batch_draws = min(check_interval, max_draws - n_draws)
@@ -146,7 +147,17 @@ def permutation_shapley(
         n_orders = orders.shape[0]
         coalitions = np.empty((n_orders, d - 1, d), dtype=bool)
         kernels.prefix_coalitions(orders, coalitions)
-        inner = as_matrix(game.values(coalitions.reshape(-1, d)))
+        coalitions = coalitions.reshape(-1, d)
+        if empty is None:
+            # v(∅) and v(N) ride along with the first batch: one model call, not two.
+            values = as_matrix(game.values(np.concatenate([endpoints, coalitions])))
+            empty, grand, inner = values[0], values[1], values[2:]
+            n_outputs = empty.shape[0]
+            trackers = [RunningCovariance(d) for _ in range(n_outputs)]
+            weighted_sum = np.zeros((d, n_outputs))
+            error = np.full(n_outputs, np.inf)
+        else:
+            inner = as_matrix(game.values(coalitions))
         path = np.empty((n_orders, d + 1, n_outputs))
         path[:, 0] = empty
         path[:, d] = grand
@@ -160,8 +171,12 @@ def permutation_shapley(
             tracker.update(draws[:, :, output])
         n_draws += batch_draws
         if n_draws >= 2:
+            # The same Gaussian draws serve every output, so an output's error estimate
+            # does not depend on which other outputs share the game.
+            normal_draws = risk_rng.standard_normal((RISK_DRAWS, d))
             error = np.array([
-                overall_error_quantile(t.estimate_covariance(), quantile_level, rng=risk_rng)
+                overall_error_quantile(t.estimate_covariance(), quantile_level,
+                                       normal_draws=normal_draws)
                 for t in trackers
             ])
             history.append(float(error.max()))

@@ -65,7 +65,8 @@ class RunningCovariance:
         return np.sqrt(np.clip(np.diag(self.estimate_covariance()), 0.0, None))
 
 
-def overall_error_quantile(covariance, quantile_level=0.95, *, n_draws=4096, rng=None):
+def overall_error_quantile(covariance, quantile_level=0.95, *, n_draws=4096, rng=None,
+                           normal_draws=None):
     """The q-quantile of ||Delta||_2 for Delta ~ N(0, C) (§3.4, recommended method).
 
     ||Delta||^2 = sum_i lambda_i Z_i^2 with lambda the eigenvalues of C (clipped at 0,
@@ -82,6 +83,9 @@ def overall_error_quantile(covariance, quantile_level=0.95, *, n_draws=4096, rng
     rng : numpy.random.Generator
         Dedicated generator, so stop decisions are reproducible and independent of the
         permutation stream.
+    normal_draws : float64 (n_draws, p), optional
+        Standard normal draws to use instead of drawing from ``rng``; passing the same
+        draws for several outputs makes each output's estimate independent of the others.
 
     Returns
     -------
@@ -92,8 +96,10 @@ def overall_error_quantile(covariance, quantile_level=0.95, *, n_draws=4096, rng
     eigenvalues = np.clip(np.linalg.eigvalsh(covariance), 0.0, None)
     if not eigenvalues.any():
         return 0.0
-    rng = np.random.default_rng(0) if rng is None else rng
-    z = rng.standard_normal((n_draws, eigenvalues.shape[0]))
+    if normal_draws is None:
+        rng = np.random.default_rng(0) if rng is None else rng
+        normal_draws = rng.standard_normal((n_draws, eigenvalues.shape[0]))
+    z = normal_draws
     norms = np.sqrt((z * z) @ eigenvalues)
     return float(np.quantile(norms, quantile_level))
 

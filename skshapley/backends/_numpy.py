@@ -18,28 +18,30 @@ KERNELS = (
 
 
 def assemble_masked_batch(x, background, coalitions, out):
-    """Fill the model input of an interventional game (§1.2).
+    """Fill the model input of interventional games (§1.2), for one or several rows.
 
     Parameters
     ----------
-    x : float64 (d,)
-        Foreground row.
+    x : float64 (n_rows, d)
+        Foreground rows (one game per row, all on the same coalitions).
     background : float64 (n_background, d)
         Background rows.
     coalitions : bool (m, d)
-        Coalition masks; True takes the feature from ``x``.
-    out : float64 (m * n_background, d)
-        Row ``k * n_background + r`` is ``where(coalitions[k], x, background[r])``.
+        Coalition masks; True takes the feature from the foreground row.
+    out : float64 (m * n_rows * n_background, d)
+        Row ``(k * n_rows + i) * n_background + r`` is
+        ``where(coalitions[k], x[i], background[r])``.
 
     Returns
     -------
-    out : float64 (m * n_background, d)
+    out : float64 (m * n_rows * n_background, d)
     """
     m, d = coalitions.shape
+    n_rows = x.shape[0]
     n_background = background.shape[0]
-    view = out.reshape(m, n_background, d)
-    np.copyto(view, background[None, :, :])
-    np.copyto(view, x[None, None, :], where=coalitions[:, None, :])
+    view = out.reshape(m, n_rows, n_background, d)
+    np.copyto(view, background[None, None, :, :])
+    np.copyto(view, x[None, :, None, :], where=coalitions[:, None, None, :])
     return out
 
 

@@ -39,23 +39,34 @@ _SERIAL_CHUNK = 16
 
 
 def _explain_rows(estimator, X, background, *, response_method, feature_names, method,
-                  sampler, budget, tol, seed, config):
-    """Explain the rows of ``X`` one game each; runs inside a joblib worker.
+                  sampler, budget, tol, seed, n_outputs, config):
+    """Explain the rows of ``X``; runs inside a joblib worker.
 
     Every row uses the same seed, so its orderings do not depend on its position, the
-    chunking or ``n_jobs`` (and rows share common random numbers).
+    chunking or ``n_jobs`` (and rows share common random numbers). Without ``tol`` all
+    rows of the chunk see the same coalitions, so they are stacked into one game and one
+    model call per chunk (of ``working_memory``); with ``tol`` each row stops on its own.
+
+    Returns
+    -------
+    list of (values, std_errors, empty_value, n_evaluations), one per row
     """
     with config_context(**config):
         predict = make_response_function(estimator, response_method, feature_names=feature_names)
-        results = []
-        for x in X:
-            game = MarginalGame(predict, x, background)
-            options = {} if method == "exact" else {"sampler": sampler}
-            results.append(
-                shapley_values(game, method=method, budget=budget, tol=tol,
-                               random_state=seed, **options)
-            )
-    return results
+        options = {} if method == "exact" else {"sampler": sampler}
+        groups = [X[i : i + 1] for i in range(X.shape[0])] if tol is not None else [X]
+        rows = []
+        for group in groups:
+            game = MarginalGame(predict, group, background)
+            result = shapley_values(game, method=method, budget=budget, tol=tol,
+                                    random_state=seed, **options)
+            d, n_rows = X.shape[1], group.shape[0]
+            values = np.reshape(result.values, (d, n_rows, n_outputs))
+            std_errors = np.reshape(result.std_errors, (d, n_rows, n_outputs))
+            empty = np.reshape(result.empty_value, (n_rows, n_outputs))
+            for i in range(n_rows):
+                rows.append((values[:, i], std_errors[:, i], empty[i], result.n_evaluations))
+    return rows
 
 
 class ShapleyExplainer(TransformerMixin, BaseEstimator):
@@ -298,7 +309,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             response_method=self.response_method,
             feature_names=getattr(self.estimator_, "feature_names_in_", None),
             method=self.method_, sampler=self.sampler_, budget=self.max_evals_,
-            tol=self.tol, seed=self.random_seed_, config=get_config(),
+            tol=self.tol, seed=self.random_seed_, n_outputs=self.n_outputs_,
+            config=get_config(),
         )
         tasks = (
             delayed(_explain_rows)(self.estimator_, X[s : s + chunk], self.background_, **kwargs)
@@ -324,18 +336,18 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         Explanation
         """
         results, X = self._explain(X)
-        d = self.n_features_in_
-        shape = (0, d) if self.n_outputs_ == 1 else (0, d, self.n_outputs_)
-        values = np.array([r.values for r in results]).reshape((-1,) + shape[1:])
-        std_errors = np.array([r.std_errors for r in results]).reshape(values.shape)
-        base = np.array([r.empty_value for r in results]).reshape(
-            (-1,) if self.n_outputs_ == 1 else (-1, self.n_outputs_))
+        d, k = self.n_features_in_, self.n_outputs_
+        values = np.array([row[0] for row in results]).reshape(-1, d, k)
+        std_errors = np.array([row[1] for row in results]).reshape(-1, d, k)
+        base = np.array([row[2] for row in results]).reshape(-1, k)
+        if k == 1:
+            values, std_errors, base = values[:, :, 0], std_errors[:, :, 0], base[:, 0]
         feature_names = (list(self.feature_names_in_) if hasattr(self, "feature_names_in_")
                          else [f"x{j}" for j in range(d)])
         return Explanation(
             values, base, X, feature_names, std_errors=std_errors,
             output_names=self.output_names_,
-            n_evaluations=np.array([r.n_evaluations for r in results], dtype=np.int64),
+            n_evaluations=np.array([row[3] for row in results], dtype=np.int64),
             method=self.method_,
         )
 

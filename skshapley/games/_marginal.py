@@ -10,15 +10,6 @@ from skshapley.games._response import make_response_function
 from skshapley.utils import chunk_rows
 
 
-def _as_row(x, name="x"):
-    x = np.asarray(x, dtype=np.float64)
-    if x.ndim == 2 and x.shape[0] == 1:
-        x = x[0]
-    if x.ndim != 1:
-        raise ValueError(f"{name} must be one row of shape (n_features,); got shape {x.shape}.")
-    return np.ascontiguousarray(x)
-
-
 class MarginalGame(Game):
     """Interventional value function v_x(S) = mean_r f(x_S, (b_r)_{N \\ S}) (§1.2).
 
@@ -29,8 +20,10 @@ class MarginalGame(Game):
     ----------
     model : fitted estimator or callable
         The model; a callable is used as ``f(X)``.
-    x : array-like (n_features,)
-        The explained row.
+    x : array-like (n_features,) or (n_rows, n_features)
+        The explained row. Several rows stack several games on the same coalitions, so
+        one model call serves them all: the outputs are then the rows' outputs side by
+        side, shape (m, n_rows * k), row-major.
     background : array-like (n_background, n_features)
         Rows that stand in for absent features.
     response_method : str or callable, default="auto"
@@ -52,19 +45,25 @@ class MarginalGame(Game):
 
     def __init__(self, model, x, background, *, response_method="auto", feature_names=None,
                  working_memory=None, cache=False):
-        x = _as_row(x)
+        rows = np.asarray(x, dtype=np.float64)
+        if rows.ndim not in (1, 2) or rows.size == 0:
+            raise ValueError(
+                f"x must be a row (n_features,) or rows (n_rows, n_features); got shape "
+                f"{rows.shape}."
+            )
         background = np.asarray(background, dtype=np.float64)
         if background.ndim != 2 or background.shape[0] == 0:
             raise ValueError(
                 "background must be a non-empty 2-D array (n_background, n_features); got "
                 f"shape {background.shape}."
             )
-        if background.shape[1] != x.shape[0]:
+        if background.shape[1] != rows.shape[-1]:
             raise ValueError(
-                f"x has {x.shape[0]} features but background has {background.shape[1]}."
+                f"x has {rows.shape[-1]} features but background has {background.shape[1]}."
             )
-        super().__init__(x.shape[0], cache=cache)
-        self.x = x
+        super().__init__(rows.shape[-1], cache=cache)
+        self.x = rows
+        self._rows = np.ascontiguousarray(np.atleast_2d(rows))
         self.background = np.ascontiguousarray(background)
         self.predict = make_response_function(model, response_method, feature_names=feature_names)
         self.working_memory = working_memory
@@ -72,16 +71,17 @@ class MarginalGame(Game):
     def _values(self, coalitions):
         kernels = get_backend()
         m, d = coalitions.shape
+        n_rows = self._rows.shape[0]
         n_background = self.background.shape[0]
-        per_coalition = chunk_rows(n_background * d * 8, self.working_memory)
+        per_coalition = chunk_rows(n_rows * n_background * d * 8, self.working_memory)
         outputs = []
         for start in range(0, m, per_coalition):
             block = coalitions[start : start + per_coalition]
-            batch = np.empty((block.shape[0] * n_background, d), dtype=np.float64)
-            kernels.assemble_masked_batch(self.x, self.background, block, batch)
+            batch = np.empty((block.shape[0] * n_rows * n_background, d), dtype=np.float64)
+            kernels.assemble_masked_batch(self._rows, self.background, block, batch)
             predictions = np.asarray(self.predict(batch), dtype=np.float64)
-            predictions = predictions.reshape(block.shape[0], n_background, -1)
-            outputs.append(predictions.mean(axis=1))
+            predictions = predictions.reshape(block.shape[0], n_rows, n_background, -1)
+            outputs.append(predictions.mean(axis=2).reshape(block.shape[0], -1))
         values = np.concatenate(outputs, axis=0)
         return values[:, 0] if values.shape[1] == 1 else values
 
@@ -108,7 +108,11 @@ class BaselineGame(MarginalGame):
 
     def __init__(self, model, x, reference, *, response_method="auto", feature_names=None,
                  working_memory=None, cache=False):
-        reference = _as_row(reference, "reference")
+        reference = np.asarray(reference, dtype=np.float64)
+        if reference.ndim != 1:
+            raise ValueError(
+                f"reference must be one row of shape (n_features,); got shape {reference.shape}."
+            )
         super().__init__(model, x, reference[None, :], response_method=response_method,
                          feature_names=feature_names, working_memory=working_memory,
                          cache=cache)

@@ -27,23 +27,26 @@ def test_every_backend_provides_every_kernel(backend):
         assert callable(getattr(backend, name))
 
 
-@pytest.mark.parametrize("m, n_background, d", [(1, 1, 1), (7, 3, 2), (40, 11, 9)])
-def test_assemble_masked_batch(backend, rng, m, n_background, d):
-    x = rng.normal(size=d)
+@pytest.mark.parametrize(
+    "m, n_rows, n_background, d", [(1, 1, 1, 1), (7, 2, 3, 2), (40, 3, 11, 9), (300, 4, 30, 8)]
+)
+def test_assemble_masked_batch(backend, rng, m, n_rows, n_background, d):
+    # the last case is above PARALLEL_MIN_ELEMENTS, so the prange build runs too
+    x = rng.normal(size=(n_rows, d))
     background = rng.normal(size=(n_background, d))
     background[0, 0] = np.inf  # ±inf must pass through untouched
     coalitions = rng.random((m, d)) < 0.5
-    expected = NUMPY.assemble_masked_batch(x, background, coalitions,
-                                           np.empty((m * n_background, d)))
-    got = backend.assemble_masked_batch(x, background, coalitions, np.empty((m * n_background, d)))
+    size = (m * n_rows * n_background, d)
+    expected = NUMPY.assemble_masked_batch(x, background, coalitions, np.empty(size))
+    got = backend.assemble_masked_batch(x, background, coalitions, np.empty(size))
     np.testing.assert_array_equal(got, expected)
-    # The reference itself: row k*nb + r mixes x and background[r] by the mask.
-    k, r = m - 1, n_background - 1
-    np.testing.assert_array_equal(expected[k * n_background + r],
-                                  np.where(coalitions[k], x, background[r]))
+    # The reference itself: row (k*n_rows + i)*nb + r mixes x[i] and background[r].
+    k, i, r = m - 1, n_rows - 1, n_background - 1
+    np.testing.assert_array_equal(expected[(k * n_rows + i) * n_background + r],
+                                  np.where(coalitions[k], x[i], background[r]))
 
 
-@pytest.mark.parametrize("n, d", [(1, 1), (3, 2), (25, 8)])
+@pytest.mark.parametrize("n, d", [(1, 1), (3, 2), (25, 8), (2000, 12)])
 def test_prefix_coalitions(backend, rng, n, d):
     orders = _orders(rng, n, d)
     expected = NUMPY.prefix_coalitions(orders, np.empty((n, max(d - 1, 0), d), dtype=bool))
@@ -55,7 +58,7 @@ def test_prefix_coalitions(backend, rng, n, d):
         assert expected[0, 0, orders[0, 0]]
 
 
-@pytest.mark.parametrize("n, d, k", [(1, 1, 1), (4, 2, 1), (30, 7, 3)])
+@pytest.mark.parametrize("n, d, k", [(1, 1, 1), (4, 2, 1), (30, 7, 3), (3000, 10, 9)])
 def test_accumulate_permutation_marginals(backend, rng, n, d, k):
     orders = _orders(rng, n, d)
     path = rng.normal(size=(n, d + 1, k))
@@ -74,7 +77,7 @@ def test_accumulate_with_infinite_values(backend):
     np.testing.assert_array_equal(got, expected)  # inf - inf = nan in both
 
 
-@pytest.mark.parametrize("d, k", [(1, 1), (2, 1), (6, 2), (10, 1)])
+@pytest.mark.parametrize("d, k", [(1, 1), (2, 1), (6, 2), (10, 1), (14, 16)])
 def test_exact_shapley_from_values(backend, rng, d, k):
     values = rng.normal(size=(2**d, k))
     expected = NUMPY.exact_shapley_from_values(values, d, np.empty((d, k)))
