@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from numbers import Integral, Real
 
 import numpy as np
@@ -53,11 +54,15 @@ def _explain_rows(estimator, X, background, *, response_method, feature_names, m
     """
     with config_context(**config):
         predict = make_response_function(estimator, response_method, feature_names=feature_names)
-        options = {} if method == "exact" else {"sampler": sampler}
         groups = [X[i : i + 1] for i in range(X.shape[0])] if tol is not None else [X]
         rows = []
         for group in groups:
             game = MarginalGame(predict, group, background)
+            options = {}
+            if method != "exact":
+                # A sampler instance restarts its own stream for every game, like a seed.
+                options["sampler"] = (copy.deepcopy(sampler).reset()
+                                      if isinstance(sampler, PermutationSampler) else sampler)
             result = shapley_values(game, method=method, budget=budget, tol=tol,
                                     random_state=seed, **options)
             d, n_rows = X.shape[1], group.shape[0]
@@ -92,7 +97,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
     method : {"auto", "exact", "permutation"}, default="auto"
         "auto" enumerates all coalitions when 2^d <= max_evals, else samples orderings.
     sampler : {"auto", "antithetic", "mc"} or PermutationSampler, default="auto"
-        Ordering sampler of ``method="permutation"``; "auto" is "antithetic".
+        Ordering sampler of ``method="permutation"``; "auto" is "antithetic". An
+        instance is used with its own seed, restarted for every row.
     max_evals : int or "auto", default="auto"
         Coalition evaluations per explained row, v(∅) and v(N) included (each costs
         one model call on ``background`` rows). "auto": 2^d for d <= 10 (exact), else

@@ -80,6 +80,17 @@ def test_permutation_is_reproducible_for_any_n_jobs_and_row_order(diabetes, fore
     assert (serial.n_evaluations == 2 + 9 * 2 * (198 // 18)).all()
 
 
+def test_sampler_instance_restarts_for_every_row(diabetes, forest):
+    from skshapley.permutations import MonteCarlo
+
+    X, _ = diabetes
+    kwargs = dict(prefit=True, method="permutation", max_evals=110, background=10)
+    explainer = ShapleyExplainer(forest, sampler=MonteCarlo(10, rng=3), **kwargs).fit(X.values)
+    both = explainer.transform(X.values[:2])
+    np.testing.assert_array_equal(explainer.transform(X.values[1:2])[0], both[1])
+    np.testing.assert_array_equal(explainer.transform(X.values[1:2])[0], both[1])
+
+
 def test_tol_stops_rows_early(diabetes, forest):
     X, _ = diabetes
     explainer = ShapleyExplainer(forest, prefit=True, method="permutation", max_evals=5000,
