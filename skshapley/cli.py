@@ -1,0 +1,243 @@
+"""The ``skshapley`` command line (STYLE.md §6: exit codes, one-line errors).
+
+``skshapley explain`` fits a model on a CSV (or scikit-learn's bundled diabetes data),
+explains some rows, prints a ranked table and writes a summary PNG.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import traceback
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Published exit codes; never renumbered."""
+
+    OK = 0
+    RUNTIME_ERROR = 1
+    USAGE_ERROR = 2
+    BACKEND_UNAVAILABLE = 4
+    INTERRUPTED = 130
+
+
+class UsageError(Exception):
+    """Bad arguments or bad input data: exit code 2."""
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    # argparse prints usage and exits by itself; raising lets main() return the code.
+    def error(self, message):
+        raise UsageError(message)
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _max_evals(text):
+    return "auto" if text == "auto" else _positive_int(text)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _ArgumentParser(prog="skshapley",
+                             description="Shapley values for scikit-learn models.")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_ArgumentParser)
+    explain = commands.add_parser(
+        "explain", help="explain a model's predictions",
+        description="Fit a model, explain rows with Shapley values, print a ranked table "
+                    "and write a summary PNG. Without --data it uses scikit-learn's "
+                    "bundled diabetes data and a HistGradientBoostingRegressor.",
+    )
+    explain.add_argument("--data", metavar="CSV", help="CSV file with a header row")
+    explain.add_argument("--target", metavar="COL", help="target column of --data")
+    explain.add_argument("--model", metavar="MODULE:CLASS",
+                         help="estimator class, built with no arguments "
+                              "(default sklearn.ensemble:HistGradientBoostingRegressor)")
+    explain.add_argument("--rows", type=_positive_int, default=20,
+                         help="explain the first N rows (default 20)")
+    explain.add_argument("--method", default="auto", help="auto, exact or permutation")
+    explain.add_argument("--max-evals", type=_max_evals, default="auto",
+                         help="coalition evaluations per row, or auto")
+    explain.add_argument("--tol", type=float, default=None,
+                         help="stop a row once its estimated error is below TOL")
+    explain.add_argument("--background", type=_positive_int, default=100,
+                         help="background rows sampled from the data (default 100)")
+    explain.add_argument("--output", default="skshapley_summary.png", metavar="PATH",
+                         help="summary plot (default skshapley_summary.png)")
+    explain.add_argument("--random-state", type=int, default=0)
+    explain.add_argument("--n-jobs", type=int, default=None)
+    explain.add_argument("--backend", default=None, help="auto, numpy or numba")
+    explain.add_argument("--progress", action="store_true", help="show a progress bar")
+    explain.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    return parser
+
+
+def _load_data(path, target):
+    import pandas as pd
+    from pandas.api.types import is_numeric_dtype
+
+    if target is None:
+        raise UsageError("--data needs --target COL, the column to predict")
+    try:
+        frame = pd.read_csv(path)
+    except FileNotFoundError:
+        raise UsageError(f"cannot read {path!r}: no such file") from None
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise UsageError(f"cannot read {path!r} as CSV: {reason}") from None
+    if frame.shape[0] == 0:
+        raise UsageError(f"{path!r} has no data rows")
+    if target not in frame.columns:
+        raise UsageError(
+            f"target column {target!r} is not in {path!r}; its columns are {list(frame.columns)}"
+        )
+    y = frame.pop(target)
+    if frame.shape[1] == 0:
+        raise UsageError(f"{path!r} has no feature columns besides the target {target!r}")
+    text_columns = [c for c in frame.columns if not is_numeric_dtype(frame[c])]
+    if text_columns:
+        raise UsageError(
+            f"non-numeric feature columns in {path!r}: {text_columns}; encode them first"
+        )
+    missing = [c for c in list(frame.columns) + [target]
+               if (frame[c] if c != target else y).isna().any()]
+    if missing:
+        raise UsageError(f"missing values (NaN) in columns {missing} of {path!r}")
+    return frame, y
+
+
+def _load_model(spec):
+    if spec is None:
+        from sklearn.ensemble import HistGradientBoostingRegressor
+
+        return HistGradientBoostingRegressor(random_state=0)
+    module_name, _, class_name = spec.partition(":")
+    if not module_name or not class_name:
+        raise UsageError(f"--model must look like module:Class (e.g. sklearn.linear_model:Ridge); "
+                         f"got {spec!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise UsageError(f"--model: cannot import module {module_name!r} ({err})") from None
+    cls = getattr(module, class_name, None)
+    if cls is None or not callable(cls):
+        raise UsageError(f"--model: module {module_name!r} has no class {class_name!r}")
+    try:
+        model = cls()
+    except TypeError as err:
+        raise UsageError(f"--model: {spec} cannot be built without arguments ({err})") from None
+    if not hasattr(model, "fit"):
+        raise UsageError(f"--model: {spec} is not an estimator (it has no fit method)")
+    return model
+
+
+def _print_table(explanation, explainer, out):
+    import numpy as np
+
+    importance = explanation.mean_abs()
+    errors = explanation.mean_abs_std_errors()
+    if importance.ndim == 2:  # several outputs: rank by the mean over outputs
+        importance, errors = importance.mean(axis=1), np.sqrt((errors**2).mean(axis=1))
+    order = np.argsort(-importance, kind="stable")
+    base = np.asarray(explainer.expected_value_)
+    print(f"method: {explainer.method_}   evaluations per row: "
+          f"{int(explanation.n_evaluations.max())}   rows: {len(explanation)}   "
+          f"base value: {np.array2string(base, precision=4)}", file=out)
+    width = max(len("feature"), *(len(name) for name in explanation.feature_names))
+    print(f"{'rank':>4}  {'feature':<{width}}  {'mean |SHAP|':>12}  {'std. error':>10}", file=out)
+    for rank, j in enumerate(order, start=1):
+        print(f"{rank:>4}  {explanation.feature_names[j]:<{width}}  {importance[j]:>12.4f}  "
+              f"{errors[j]:>10.4f}", file=out)
+
+
+def _explain(args, out) -> ExitCode:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from skshapley import ShapleyExplainer, config_context
+
+    if args.data is not None:
+        X, y = _load_data(args.data, args.target)
+    else:
+        if args.target is not None:
+            raise UsageError("--target needs --data CSV")
+        from sklearn.datasets import load_diabetes
+
+        X, y = load_diabetes(return_X_y=True, as_frame=True)
+    model = _load_model(args.model)
+    explainer = ShapleyExplainer(
+        model, method=args.method, max_evals=args.max_evals, tol=args.tol,
+        background=args.background, n_jobs=args.n_jobs, random_state=args.random_state,
+        progress=args.progress,
+    )
+    with config_context(backend=args.backend):
+        explainer.fit(X, y)
+        explanation = explainer.explain(X.iloc[: args.rows])
+    _print_table(explanation, explainer, out)
+    figure = explanation.plot.summary(
+        title=f"SHAP summary: {type(model).__name__}, {len(explanation)} rows"
+    )
+    try:
+        figure.savefig(args.output, dpi=120)
+    except OSError as err:
+        raise UsageError(f"cannot write {args.output!r}: {err.strerror or err}") from None
+    finally:
+        plt.close(figure)
+    print(f"summary plot written to {args.output}", file=out)
+    return ExitCode.OK
+
+
+def main(argv=None) -> ExitCode:
+    """Run the command line; returns an :class:`ExitCode` instead of exiting."""
+    parser = build_parser()
+    debug = "--debug" in (sys.argv[1:] if argv is None else argv)
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help(sys.stderr)
+            return ExitCode.USAGE_ERROR
+        return _explain(args, sys.stdout)
+    except UsageError as err:
+        _report(err, debug)
+        return ExitCode.USAGE_ERROR
+    except KeyboardInterrupt:
+        print("skshapley: interrupted", file=sys.stderr)
+        return ExitCode.INTERRUPTED
+    except Exception as err:  # the CLI's last line of defence: one line, code by kind
+        from skshapley.exceptions import BackendUnavailableError
+
+        _report(err, debug)
+        if isinstance(err, BackendUnavailableError):
+            return ExitCode.BACKEND_UNAVAILABLE
+        if isinstance(err, (ValueError, TypeError)):
+            return ExitCode.USAGE_ERROR
+        return ExitCode.RUNTIME_ERROR
+
+
+def _report(err, debug):
+    if debug:
+        traceback.print_exception(err)
+    message = " ".join(str(err).split()) or type(err).__name__
+    print(f"skshapley: error: {message}", file=sys.stderr)
+
+
+def console_main() -> int:
+    """Entry point of the ``skshapley`` console script."""
+    try:
+        return int(main())
+    except BrokenPipeError:
+        # The reader went away (e.g. `skshapley explain | head`); exit quietly.
+        sys.stderr.close()
+        return int(ExitCode.OK)
