@@ -14,7 +14,11 @@ from skshapley.approximators._common import (
     squeeze_outputs,
 )
 from skshapley.approximators._result import ShapleyResult
-from skshapley.approximators._risk import RunningCovariance, overall_error_quantile
+from skshapley.approximators._risk import (
+    RunningCovariance,
+    overall_error_quantile,
+    small_sample_inflation,
+)
 from skshapley.backends import get_backend
 from skshapley.permutations import SAMPLERS, PermutationSampler
 from skshapley.utils import as_generator, check_budget
@@ -179,6 +183,9 @@ def permutation_shapley(
                                        normal_draws=normal_draws)
                 for t in trackers
             ])
+            # Few draws: widen the Gaussian quantile by t_{K-1} / z, the small-sample
+            # inflation of §3.6 (factor 1.42 at K = 5 pairs, 1.02 at K = 64).
+            error *= small_sample_inflation(n_draws, quantile_level)
             history.append(float(error.max()))
             if tol is not None and error.max() < tol:
                 converged = True
@@ -199,6 +206,7 @@ def permutation_shapley(
         empty_value=scalar_or_array(empty, game),
         grand_value=scalar_or_array(grand, game),
         n_permutations=n_orders_used,
+        n_draws=n_draws,
         quantile_level=quantile_level,
         history=tuple(history),
     )

@@ -20,7 +20,7 @@ class ShapleyResult:
         independent draws were made).
     error_quantile : float or float64 (n_outputs,)
         Estimated ``quantile_level`` quantile of the overall error ||phi_hat - phi||_2
-        (§3.4); 0 for exact methods.
+        (§3.4, widened by t_{K-1}/z for K draws, §3.6); 0 for exact methods.
     n_evaluations : int
         Coalition evaluations actually made (including v(∅) and v(N)).
     converged : bool or None
@@ -31,6 +31,9 @@ class ShapleyResult:
         v(∅) and v(N); ``values.sum(axis=0) == grand_value - empty_value`` (efficiency).
     n_permutations : int
         Orderings used (0 for non-sampling methods).
+    n_draws : int
+        Independent draws behind the standard errors (orderings, or antithetic pairs);
+        an interval of ``t_{n_draws - 1}`` standard errors has the nominal coverage.
     quantile_level : float
         The level q of ``error_quantile``.
     history : tuple of float
@@ -49,6 +52,7 @@ class ShapleyResult:
     empty_value: float | np.ndarray
     grand_value: float | np.ndarray
     n_permutations: int = 0
+    n_draws: int = 0
     quantile_level: float = 0.95
     history: tuple = field(default_factory=tuple)
     risk_is_heuristic: bool = False

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.stats import norm
+from scipy.stats import t as student_t
 
 
 class RunningCovariance:
@@ -108,3 +109,12 @@ def feature_error_quantiles(std_errors, quantile_level=0.95):
     """Per-feature error quantile rho_j = z_{(1+q)/2} * SE_j (exact under the Gaussian
     model, §3.4)."""
     return norm.ppf((1.0 + quantile_level) / 2.0) * np.asarray(std_errors)
+
+
+def small_sample_inflation(n_draws, quantile_level=0.95):
+    """t_{K-1,(1+q)/2} / z_{(1+q)/2}: widens Gaussian error quantiles computed from K draws
+    (the heuristic of §3.6; 1 in the limit of many draws)."""
+    if n_draws < 2:
+        return np.inf
+    level = (1.0 + quantile_level) / 2.0
+    return float(student_t.ppf(level, n_draws - 1) / norm.ppf(level))
