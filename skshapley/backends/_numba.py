@@ -19,6 +19,8 @@ KERNELS = (
     "prefix_coalitions",
     "accumulate_permutation_marginals",
     "exact_shapley_from_values",
+    "precedence_bits",
+    "discordant_pairs",
 )
 
 # Waking numba's thread pool costs about a millisecond, more than the whole kernel on the
@@ -141,3 +143,60 @@ def exact_shapley_from_values(values, n_players, out):
     weights = np.asarray(_shapley_weights(n_players), dtype=np.float64)
     kernel = _exact_parallel if values.size >= PARALLEL_MIN_ELEMENTS else _exact_serial
     return kernel(values, weights, n_players, out)
+
+
+def _precedence_bits(orders, out):
+    n, d = orders.shape
+    n_words = out.shape[1]
+    for p in prange(n):
+        ranks = np.empty(d, dtype=np.int64)
+        for t in range(d):
+            ranks[orders[p, t]] = t
+        for w in range(n_words):
+            out[p, w] = 0
+        pair = 0
+        for i in range(d):
+            for j in range(i + 1, d):
+                if ranks[i] < ranks[j]:
+                    out[p, pair >> 6] |= np.uint64(1) << np.uint64(pair & 63)
+                pair += 1
+    return out
+
+
+_bits_serial, _bits_parallel = _compile_twice(_precedence_bits)
+
+
+def precedence_bits(orders, out):
+    """Numba twin of :func:`skshapley.backends._numpy.precedence_bits`."""
+    work = orders.shape[0] * orders.shape[1] ** 2
+    return (_bits_parallel if work >= PARALLEL_MIN_ELEMENTS else _bits_serial)(orders, out)
+
+
+def _discordant_pairs(bits_a, bits_b, out):
+    n_a, n_words = bits_a.shape
+    n_b = bits_b.shape[0]
+    m1 = np.uint64(0x5555555555555555)
+    m2 = np.uint64(0x3333333333333333)
+    m4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+    h01 = np.uint64(0x0101010101010101)
+    for a in prange(n_a):
+        for b in range(n_b):
+            total = 0
+            for w in range(n_words):
+                # SWAR popcount of one 64-bit word.
+                x = bits_a[a, w] ^ bits_b[b, w]
+                x = x - ((x >> np.uint64(1)) & m1)
+                x = (x & m2) + ((x >> np.uint64(2)) & m2)
+                x = (x + (x >> np.uint64(4))) & m4
+                total += np.int64((x * h01) >> np.uint64(56))
+            out[a, b] = total
+    return out
+
+
+_dis_serial, _dis_parallel = _compile_twice(_discordant_pairs)
+
+
+def discordant_pairs(bits_a, bits_b, out):
+    """Numba twin of :func:`skshapley.backends._numpy.discordant_pairs`."""
+    work = bits_a.shape[0] * bits_b.shape[0] * bits_a.shape[1]
+    return (_dis_parallel if work >= PARALLEL_MIN_ELEMENTS else _dis_serial)(bits_a, bits_b, out)

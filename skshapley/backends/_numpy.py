@@ -14,6 +14,8 @@ KERNELS = (
     "prefix_coalitions",
     "accumulate_permutation_marginals",
     "exact_shapley_from_values",
+    "precedence_bits",
+    "discordant_pairs",
 )
 
 
@@ -131,3 +133,49 @@ def _popcount(masks):
         counts += work & 1
         work >>= 1
     return counts
+
+
+def precedence_bits(orders, out):
+    """Pack each ordering's pair-precedence bits [r_i < r_j], i < j, into uint64 words (§2.3).
+
+    Parameters
+    ----------
+    orders : int64 (n, d)
+    out : uint64 (n, ceil(d (d - 1) / 2 / 64))
+        Bit ``p % 64`` of word ``p // 64`` is pair p in row-major order (0, 1), (0, 2), ...,
+        (1, 2), ...; padding bits are 0.
+
+    Returns
+    -------
+    out : uint64 (n, n_words)
+    """
+    n, d = orders.shape
+    ranks = np.empty_like(orders)
+    np.put_along_axis(ranks, orders, np.arange(d)[None, :], axis=1)
+    first, second = np.triu_indices(d, k=1)
+    bits = (ranks[:, first] < ranks[:, second]).astype(np.uint64)
+    out[...] = 0
+    pair = np.arange(first.size)
+    shifted = bits << (pair % 64).astype(np.uint64)
+    for word in range(out.shape[1]):
+        out[:, word] = np.bitwise_or.reduce(shifted[:, pair // 64 == word], axis=1)
+    return out
+
+
+def discordant_pairs(bits_a, bits_b, out):
+    """n_dis between every ordering of A and of B: popcount of XORed precedence bits.
+
+    Parameters
+    ----------
+    bits_a : uint64 (n_a, n_words)
+    bits_b : uint64 (n_b, n_words)
+    out : int64 (n_a, n_b)
+
+    Returns
+    -------
+    out : int64 (n_a, n_b)
+    """
+    xor = bits_a[:, None, :] ^ bits_b[None, :, :]
+    counts = np.bitwise_count(xor) if hasattr(np, "bitwise_count") else _popcount(xor)
+    out[...] = counts.sum(axis=2)
+    return out

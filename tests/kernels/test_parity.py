@@ -90,3 +90,25 @@ def test_exact_shapley_constant_game(backend):
     values = np.full((2**4, 1), 3.5)
     got = backend.exact_shapley_from_values(values, 4, np.empty((4, 1)))
     np.testing.assert_array_equal(got, 0.0)
+
+
+def _n_words(d):
+    return max(1, -(-(d * (d - 1) // 2) // 64))
+
+
+@pytest.mark.parametrize("n, d", [(1, 1), (3, 2), (20, 12), (40, 50), (600, 30)])
+def test_precedence_bits_and_discordant_pairs(backend, rng, n, d):
+    orders = _orders(rng, n, d)
+    words = _n_words(d)
+    expected = NUMPY.precedence_bits(orders, np.empty((n, words), dtype=np.uint64))
+    got = backend.precedence_bits(orders, np.empty((n, words), dtype=np.uint64))
+    np.testing.assert_array_equal(got, expected)
+    other = _orders(rng, 7, d)
+    other_bits = NUMPY.precedence_bits(other, np.empty((7, words), dtype=np.uint64))
+    n_dis = NUMPY.discordant_pairs(expected, other_bits, np.empty((n, 7), dtype=np.int64))
+    got_dis = backend.discordant_pairs(expected, other_bits, np.empty((n, 7), dtype=np.int64))
+    np.testing.assert_array_equal(got_dis, n_dis)
+    # the O(d^2) definition on rank vectors, for one pair
+    r, s = np.argsort(orders[0]), np.argsort(other[0])
+    brute = sum((r[i] < r[j]) != (s[i] < s[j]) for i in range(d) for j in range(i + 1, d))
+    assert n_dis[0, 0] == brute
