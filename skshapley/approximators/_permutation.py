@@ -20,7 +20,7 @@ from skshapley.approximators._risk import (
     small_sample_inflation,
 )
 from skshapley.backends import get_backend
-from skshapley.permutations import SAMPLERS, PermutationSampler
+from skshapley.permutations import SAMPLERS, PermutationSampler, SequentialBayesianQuadrature
 from skshapley.utils import as_generator, check_budget
 
 # Draws (independent blocks of orderings, §3.6) between two checks of the stopping rule
@@ -29,6 +29,7 @@ from skshapley.utils import as_generator, check_budget
 DEFAULT_CHECK_INTERVAL = 16
 # Gaussian draws behind each overall error quantile (§3.4: D = 4096).
 RISK_DRAWS = 4096
+_WEIGHTED_SAMPLERS = (SequentialBayesianQuadrature,)
 
 
 def make_sampler(sampler, n_players: int, rng) -> PermutationSampler:
@@ -76,7 +77,9 @@ def permutation_shapley(
     game : Game
     budget : int
         Maximum coalition evaluations, v(∅) and v(N) included (§1.5).
-    sampler : {"antithetic", "mc"} or PermutationSampler, default="antithetic"
+    sampler : str or PermutationSampler, default="antithetic"
+        One of ``skshapley.permutations.SAMPLERS``: "mc", "antithetic", "orthogonal",
+        "sobol", "argsort_sobol", "herding", "sbq" (weighted), or an instance.
     tol : float, optional
         Stop once the estimated ``quantile_level`` quantile of the overall error
         ||phi_hat - phi||_2 is below ``tol`` (§3.5), checked every ``check_interval`` draws.
@@ -115,14 +118,22 @@ def permutation_shapley(
     d = game.n_players
     sampler_rng, risk_rng = as_generator(random_state).spawn(2)
     sampler = make_sampler(sampler, d, sampler_rng)
-    block = sampler.block_size
-    if budget < minimum_budget(d, block):
+    unit = sampler.unit_size
+    if budget < minimum_budget(d, unit):
         raise ValueError(
             f"budget={budget} is too small for n_players={d}: v(∅) and v(N) take 2 "
-            f"evaluations and one {'pair of orderings' if block == 2 else 'ordering'} needs "
-            f"{block * (d - 1)} more; increase budget to at least {minimum_budget(d, block)} "
+            f"evaluations and one {'pair of orderings' if unit == 2 else 'ordering'} needs "
+            f"{unit * (d - 1)} more; increase budget to at least {minimum_budget(d, unit)} "
             "or use method='exact'."
         )
+    n_orders_max = (budget - 2) // max(d - 1, 1) // unit * unit
+    # The draw of the risk estimate is the sampler's independent block (§3.6). Dependent
+    # streams (QMC, herding), or fewer than two blocks, fall back to units as draws with
+    # the i.i.d. formulas, flagged as heuristic.
+    block = sampler.block_size
+    risk_is_heuristic = block is None or (block > unit and n_orders_max < 2 * block)
+    if risk_is_heuristic:
+        block = unit
     start = game.n_evaluations
     if d == 1:
         empty, grand = endpoint_values(game)
@@ -135,13 +146,15 @@ def permutation_shapley(
             grand_value=scalar_or_array(grand, game),
         )
 
-    max_draws = (budget - 2) // (d - 1) // block
+    max_draws = n_orders_max // block
     if check_interval is None:
         check_interval = DEFAULT_CHECK_INTERVAL if tol is not None else max_draws
     kernels = get_backend()
     endpoints = np.zeros((2, d), dtype=bool)
     endpoints[1] = True
     trackers = weighted_sum = empty = grand = None
+    weighted = sampler.weights is not None or isinstance(sampler, _WEIGHTED_SAMPLERS)
+    kept = []  # contributions of every ordering, for quadrature weights known only at the end
     history = []
     n_draws = 0
     converged = None if tol is None else False
@@ -169,6 +182,8 @@ def permutation_shapley(
         contributions = np.empty((n_orders, d, n_outputs))
         kernels.accumulate_permutation_marginals(orders, path, contributions)
         weighted_sum += contributions.sum(axis=0)
+        if weighted:
+            kept.append(contributions)
         # One draw = the mean of one independent block (an antithetic pair), §3.6.
         draws = contributions.reshape(batch_draws, block, d, n_outputs).mean(axis=1)
         for output, tracker in enumerate(trackers):
@@ -195,6 +210,12 @@ def permutation_shapley(
     # Sum then divide: the d contributions of every ordering telescope, so the estimate
     # sums to v(N) - v(∅) up to rounding (efficiency).
     phi = weighted_sum / n_orders_used
+    if weighted:
+        # Quadrature weights (SBQ) depend on the whole sample; they sum to one, so the
+        # weighted estimate is efficient too (§2.4).
+        weights = np.asarray(sampler.weights, dtype=np.float64)[-n_orders_used:]
+        phi = np.einsum("k,kdo->do", weights / weights.sum(), np.concatenate(kept))
+        risk_is_heuristic = True
     std_errors = np.stack([t.std_errors() for t in trackers], axis=1)
     return ShapleyResult(
         values=squeeze_outputs(phi, game),
@@ -209,4 +230,5 @@ def permutation_shapley(
         n_draws=n_draws,
         quantile_level=quantile_level,
         history=tuple(history),
+        risk_is_heuristic=risk_is_heuristic,
     )

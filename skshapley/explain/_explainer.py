@@ -96,7 +96,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         ``f(estimator, X)``.
     method : {"auto", "exact", "permutation"}, default="auto"
         "auto" enumerates all coalitions when 2^d <= max_evals, else samples orderings.
-    sampler : {"auto", "antithetic", "mc"} or PermutationSampler, default="auto"
+    sampler : {"auto", "antithetic", "mc", "orthogonal", "sobol", "argsort_sobol", \
+            "herding", "sbq"} or PermutationSampler, default="auto"
         Ordering sampler of ``method="permutation"``; "auto" is "antithetic". An
         instance is used with its own seed, restarted for every row.
     max_evals : int or "auto", default="auto"
@@ -242,12 +243,12 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                 f"{2**n_features} evaluations per row; increase max_evals or use "
                 "method='permutation'."
             )
-        block = 2 if sampler == "antithetic" else getattr(sampler, "block_size", 1)
-        if method == "permutation" and max_evals < minimum_budget(n_features, block):
+        unit = make_sampler(sampler, n_features, rng=0).unit_size
+        if method == "permutation" and max_evals < minimum_budget(n_features, unit):
             raise ValueError(
                 f"max_evals={max_evals} is too small for {n_features} features: one "
-                f"{'pair of orderings' if block == 2 else 'ordering'} needs "
-                f"{minimum_budget(n_features, block)} evaluations per row; increase max_evals."
+                f"{'pair of orderings' if unit == 2 else 'ordering'} needs "
+                f"{minimum_budget(n_features, unit)} evaluations per row; increase max_evals."
             )
 
         feature_names = getattr(estimator, "feature_names_in_", None)

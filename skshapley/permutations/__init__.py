@@ -12,13 +12,28 @@ from skshapley.permutations._kernels import (
     spearman_kernel,
 )
 from skshapley.permutations._mc import Antithetic, MonteCarlo
+from skshapley.permutations._quadrature import KernelHerding, SequentialBayesianQuadrature
+from skshapley.permutations._sphere import ArgsortSobol, Orthogonal, SobolSphere
 
-SAMPLERS = {"mc": MonteCarlo, "antithetic": Antithetic}
+SAMPLERS = {
+    "mc": MonteCarlo,
+    "antithetic": Antithetic,
+    "orthogonal": Orthogonal,
+    "sobol": SobolSphere,
+    "argsort_sobol": ArgsortSobol,
+    "herding": KernelHerding,
+    "sbq": SequentialBayesianQuadrature,
+}
 
 __all__ = [
     "SAMPLERS",
     "Antithetic",
+    "ArgsortSobol",
+    "KernelHerding",
     "MonteCarlo",
+    "Orthogonal",
+    "SequentialBayesianQuadrature",
+    "SobolSphere",
     "PermutationSampler",
     "discordant_pairs",
     "discrepancy",

@@ -25,16 +25,20 @@ class PermutationSampler:
 
     Attributes
     ----------
-    block_size : int
+    block_size : int or None
         Rows of the smallest group of orderings that is independent of the other groups
-        (1 for i.i.d. orderings, 2 for antithetic pairs). Risk estimates treat each block's
-        mean as one draw (§3.6).
+        (1 for i.i.d. orderings, 2 for antithetic pairs, 2(d - 1) for an orthogonal frame).
+        Risk estimates treat each block's mean as one draw (§3.6). None: the rows of one
+        stream are all dependent (QMC, herding), so i.i.d. error formulas are a heuristic.
+    unit_size : int
+        Budgets are rounded down to whole units (2 keeps antithetic pairs together).
     weights : None or float64 (num_generated,)
         Quadrature weights of the rows drawn so far; None means equal weights.
     num_generated : int
     """
 
     block_size = 1
+    unit_size = 1
 
     def __init__(self, n_players: int, *, rng=None):
         if isinstance(n_players, bool) or not isinstance(n_players, Integral) or n_players < 1:
@@ -85,3 +89,32 @@ class PermutationSampler:
 
     def __repr__(self):
         return f"{type(self).__name__}(n_players={self.n_players})"
+
+
+class BufferedSampler(PermutationSampler):
+    """A sampler that generates whole blocks of orderings and serves them row by row.
+
+    Subclasses implement ``_next_block() -> int64 (m, n_players)``; a request that ends
+    inside a block keeps the rest for the next call, so the stream is the same however it
+    is cut into calls.
+    """
+
+    def __init__(self, n_players, *, rng=None):
+        super().__init__(n_players, rng=rng)
+        self._buffer = np.empty((0, self.n_players), dtype=np.int64)
+
+    def _reset_state(self):
+        self._buffer = np.empty((0, self.n_players), dtype=np.int64)
+
+    def _next_block(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def _random(self, n):
+        parts, have = [self._buffer], self._buffer.shape[0]
+        while have < n:
+            block = np.asarray(self._next_block(), dtype=np.int64)
+            parts.append(block)
+            have += block.shape[0]
+        rows = np.concatenate(parts, axis=0)
+        self._buffer = rows[n:]
+        return rows[:n]

@@ -39,6 +39,13 @@ def precedence_bits(orders) -> np.ndarray:
     return get_backend().precedence_bits(orders, out)
 
 
+def discordant_pairs_from_bits(bits_a, bits_b) -> np.ndarray:
+    """n_dis (n_a, n_b) from packed precedence bits (see :func:`precedence_bits`)."""
+    out = np.empty((bits_a.shape[0], bits_b.shape[0]), dtype=np.int64)
+    return get_backend().discordant_pairs(np.ascontiguousarray(bits_a),
+                                          np.ascontiguousarray(bits_b), out)
+
+
 def discordant_pairs(orders_a, orders_b=None) -> np.ndarray:
     """n_dis(r, r') for every pair of orderings of A and B (B = A when omitted).
 
@@ -50,10 +57,10 @@ def discordant_pairs(orders_a, orders_b=None) -> np.ndarray:
     """
     bits_a = precedence_bits(orders_a)
     bits_b = bits_a if orders_b is None else precedence_bits(orders_b)
-    if bits_a.shape[1] != bits_b.shape[1]:
+    if np.shape(orders_a)[1] != np.shape(bits_b if orders_b is None else orders_b)[1] and \
+            orders_b is not None:
         raise ValueError("orders_a and orders_b must order the same number of players.")
-    out = np.empty((bits_a.shape[0], bits_b.shape[0]), dtype=np.int64)
-    return get_backend().discordant_pairs(bits_a, bits_b, out)
+    return discordant_pairs_from_bits(bits_a, bits_b)
 
 
 def kendall_kernel(orders_a, orders_b=None) -> np.ndarray:

@@ -45,6 +45,7 @@ class Antithetic(PermutationSampler):
     """
 
     block_size = 2
+    unit_size = 2
 
     def __init__(self, n_players, *, rng=None):
         super().__init__(n_players, rng=rng)
