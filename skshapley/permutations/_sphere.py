@@ -142,13 +142,20 @@ class SobolSphere(PermutationSampler):
             index = (np.arange(self.num_generated, self.num_generated + n) + self._start) % 2
             return np.array([[0, 1], [1, 0]], dtype=np.int64)[index]
         u = _sobol_points(self._engine, n)
+        # Built one dimension at a time, coordinate j >= 2 of the point is
+        # cos(phi_j) * prod_{k > j} sin(phi_k) and the first two are the azimuth's sine and
+        # cosine times prod_{k >= 2} sin(phi_k); with every polar angle drawn in one call,
+        # the products are a reversed cumulative product (O(n d), no loop over d).
+        phi = inverse_polar_cdf(u[:, 1:], np.arange(1, d - 2))  # phi_2 .. phi_{d-2}
+        sines = np.sin(phi)
+        tail = np.ones((n, d - 3))  # tail[:, i] = product of the sines after angle i
+        if d > 4:
+            tail[:, :-1] = np.cumprod(sines[:, :0:-1], axis=1)[:, ::-1]
         points = np.empty((n, d - 1))
-        points[:, 0] = np.sin(2 * np.pi * u[:, 0])
-        points[:, 1] = np.cos(2 * np.pi * u[:, 0])
-        for j in range(2, d - 1):
-            phi = inverse_polar_cdf(u[:, j - 1], j - 1)
-            points[:, :j] *= np.sin(phi)[:, None]
-            points[:, j] = np.cos(phi)
+        scale = tail[:, 0] * sines[:, 0] if d > 3 else np.ones(n)
+        points[:, 0] = np.sin(2 * np.pi * u[:, 0]) * scale
+        points[:, 1] = np.cos(2 * np.pi * u[:, 0]) * scale
+        points[:, 2:] = np.cos(phi) * tail
         return directions_to_orders(points @ self._basis)
 
 
