@@ -13,6 +13,11 @@ from skshapley.permutations._kernels import (
 )
 from skshapley.permutations._mc import Antithetic, MonteCarlo
 from skshapley.permutations._quadrature import KernelHerding, SequentialBayesianQuadrature
+from skshapley.permutations._uniformity import (
+    UniformityTestResult,
+    chi2_uniformity_test,
+    mmd_uniformity_test,
+)
 from skshapley.permutations._sphere import ArgsortSobol, Orthogonal, SobolSphere
 
 SAMPLERS = {
@@ -34,6 +39,9 @@ __all__ = [
     "Orthogonal",
     "SequentialBayesianQuadrature",
     "SobolSphere",
+    "UniformityTestResult",
+    "chi2_uniformity_test",
+    "mmd_uniformity_test",
     "PermutationSampler",
     "discordant_pairs",
     "discrepancy",

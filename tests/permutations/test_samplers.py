@@ -16,8 +16,10 @@ from skshapley.permutations import (
     Orthogonal,
     SequentialBayesianQuadrature,
     SobolSphere,
+    chi2_uniformity_test,
     discrepancy,
     kendall_kernel,
+    mmd_uniformity_test,
 )
 
 ALL = sorted(SAMPLERS)
@@ -50,33 +52,44 @@ def test_determinism_reset_and_chunking(name):
     assert not np.array_equal(SAMPLERS[name](d, rng=12).random(9), whole)
 
 
+def _independent_rows(name, d, n, seed):
+    """n independent, marginally uniform rows: one row per independent block, or the
+    first row of independent replicates for a single dependent stream (QMC, §2.9)."""
+    sampler = SAMPLERS[name](d, rng=seed)
+    if sampler.block_size is None:
+        return np.array([SAMPLERS[name](d, rng=seed + r).random(1)[0] for r in range(n)])
+    return sampler.random(n * sampler.block_size)[:: sampler.block_size]
+
+
 @pytest.mark.parametrize("name", UNBIASED)
 def test_chi_square_uniformity_at_d5(name):
-    """120 orderings of 5 players; one row per independent block so counts are
-    multinomial (for the QMC streams the test is conservative: they are more even)."""
-    d, n_rows = 5, 120 * 40
-    sampler = SAMPLERS[name](d, rng=2026)
-    step = getattr(sampler, "block_size", None) or 1
-    orders = sampler.random(n_rows * step)[::step]
-    codes = orders @ (d ** np.arange(d))
-    _, counts = np.unique(codes, return_counts=True)
-    assert counts.size == 120
-    assert chisquare(counts).pvalue > 1e-3
+    result = chi2_uniformity_test(_independent_rows(name, 5, 120 * 20, seed=2026), alpha=1e-3)
+    assert result.passed, result
 
 
 @pytest.mark.parametrize("name", UNBIASED)
 def test_mmd_uniformity_at_d20(name):
-    """Mean Kendall kernel against fresh MC orderings is ~0 for a uniform sampler (its
-    uniform expectation), with the MC spread as the yardstick (4 sigma)."""
-    d, n = 20, 400
-    sampler = SAMPLERS[name](d, rng=7)
-    step = getattr(sampler, "block_size", None) or 1
-    orders = sampler.random(n * step)[::step]
-    reference = MonteCarlo(d, rng=8).random(n)
-    mean = kendall_kernel(orders, reference).mean()
-    # Var K_tau(r, r') for independent uniform orderings = 2 (2d + 5) / (9 d (d - 1)).
-    sd = np.sqrt(2 * (2 * d + 5) / (9 * d * (d - 1)) / n)
-    assert abs(mean) < 4 * sd
+    result = mmd_uniformity_test(_independent_rows(name, 20, 2000, seed=7), alpha=1e-3)
+    assert result.passed, result
+
+
+def test_uniformity_tests_reject_biased_samples():
+    # herding's picks are not uniform: consecutive rows are deliberately dissimilar
+    assert not mmd_uniformity_test(KernelHerding(20, rng=0).random(400)).passed
+    # an antithetic stream's consecutive rows are reverses: MMD sees the dependence
+    antithetic = mmd_uniformity_test(Antithetic(100, rng=0).random(2000))
+    assert not antithetic.passed and antithetic.statistic == pytest.approx(-0.0765, abs=2e-3)
+    few = np.tile(np.arange(5), (600, 1))
+    assert not chi2_uniformity_test(few).passed
+    with pytest.raises(ValueError, match="at least 5 orderings per cell"):
+        chi2_uniformity_test(MonteCarlo(5, rng=0).random(100))
+
+
+def test_reference_thresholds():
+    """§2.9: CLT threshold 1.342e-3 at d = 5 and chi-square critical value 145.46."""
+    mc = MonteCarlo(5, rng=0).random(100_000)
+    assert mmd_uniformity_test(mc).threshold == pytest.approx(1.342e-3, rel=1e-3)
+    assert chi2_uniformity_test(mc).threshold == pytest.approx(145.46, rel=1e-4)
 
 
 def test_orthogonal_frame_is_orthonormal_and_sum_free():
