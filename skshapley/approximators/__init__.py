@@ -4,10 +4,13 @@ from skshapley.approximators._api import (
     METHODS,
     check_method,
     default_budget,
+    method_minimum_budget,
     resolve_method,
     shapley_values,
 )
 from skshapley.approximators._exact import all_coalitions, exact_shapley
+from skshapley.approximators._owen import owen_shapley
+from skshapley.approximators._stratified import stratified_shapley
 from skshapley.approximators._permutation import (
     make_sampler,
     minimum_budget,
@@ -30,8 +33,11 @@ __all__ = [
     "exact_shapley",
     "feature_error_quantiles",
     "make_sampler",
+    "method_minimum_budget",
     "minimum_budget",
     "overall_error_quantile",
+    "owen_shapley",
+    "stratified_shapley",
     "permutation_shapley",
     "resolve_method",
     "shapley_values",

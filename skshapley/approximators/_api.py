@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from skshapley.approximators._exact import MAX_EXACT_PLAYERS, exact_shapley
+from skshapley.approximators._owen import owen_shapley
 from skshapley.approximators._permutation import permutation_shapley
+from skshapley.approximators._stratified import stratified_shapley
 from skshapley.approximators._result import ShapleyResult
 
-METHODS = ("auto", "exact", "permutation")
+METHODS = ("auto", "exact", "permutation", "stratified", "owen", "owen_halved")
 # Accepted by the design (DESIGN.md §4.4) and built by later issues.
-PLANNED_METHODS = ("stratified", "owen", "owen_halved", "kernel", "kadd", "leverage", "tree")
+PLANNED_METHODS = ("kernel", "kadd", "leverage", "tree")
 
 # Largest d for which "auto" enumerates when no budget is given: 2^10 = 1024 evaluations.
 AUTO_EXACT_PLAYERS = 10
@@ -36,6 +38,18 @@ def default_budget(n_players: int) -> int:
     return 2 + 2 * DEFAULT_PAIRS * (n_players - 1)
 
 
+def method_minimum_budget(method: str, n_players: int, unit: int = 2) -> int:
+    """Smallest budget each sampling method accepts (the approximators' own checks)."""
+    d = n_players
+    if method == "exact":
+        return 2**d
+    if method == "stratified":
+        return 2 + (2 * d if d >= 2 else 0) + 4 * d * max(d - 2, 0)
+    if method in ("owen", "owen_halved"):
+        return 2 + 4 * (d + 1)
+    return 2 if d == 1 else 2 + unit * (d - 1)
+
+
 def resolve_method(method: str, n_players: int, budget: int) -> str:
     """``"auto"``: enumerate when 2^d fits the budget (and d <= 20), else sample orderings."""
     method = check_method(method)
@@ -53,7 +67,7 @@ def shapley_values(game, method="auto", budget=None, tol=None, random_state=None
     Parameters
     ----------
     game : Game
-    method : {"auto", "exact", "permutation"}, default="auto"
+    method : {"auto", "exact", "permutation", "stratified", "owen", "owen_halved"}
         ``"auto"`` enumerates when 2^d <= budget, else samples antithetic orderings.
     budget : int, optional
         Coalition evaluations, v(∅) and v(N) included; default
@@ -63,7 +77,8 @@ def shapley_values(game, method="auto", budget=None, tol=None, random_state=None
     random_state : None, int, Generator or RandomState
     **options
         Passed to the approximator (``sampler``, ``check_interval``, ``quantile_level``
-        for ``"permutation"``; ``max_players`` for ``"exact"``).
+        for ``"permutation"``; ``max_players`` for ``"exact"``; ``n_runs``,
+        ``quadrature`` for the Owen methods).
 
     Returns
     -------
@@ -81,4 +96,11 @@ def shapley_values(game, method="auto", budget=None, tol=None, random_state=None
     method = resolve_method(method, game.n_players, budget)
     if method == "exact":
         return exact_shapley(game, budget, **options)
-    return permutation_shapley(game, budget, tol=tol, random_state=random_state, **options)
+    if method == "permutation":
+        return permutation_shapley(game, budget, tol=tol, random_state=random_state, **options)
+    if tol is not None:
+        raise ValueError(f"tol is only supported by method='permutation'; got method={method!r}.")
+    if method == "stratified":
+        return stratified_shapley(game, budget, random_state=random_state, **options)
+    return owen_shapley(game, budget, halved=method == "owen_halved",
+                        random_state=random_state, **options)

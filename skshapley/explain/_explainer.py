@@ -17,7 +17,7 @@ from skshapley.approximators import (
     check_method,
     default_budget,
     make_sampler,
-    minimum_budget,
+    method_minimum_budget,
     resolve_method,
     shapley_values,
 )
@@ -46,7 +46,8 @@ def _explain_rows(estimator, X, background, *, response_method, feature_names, m
     Every row uses the same seed, so its orderings do not depend on its position, the
     chunking or ``n_jobs`` (and rows share common random numbers). Without ``tol`` all
     rows of the chunk see the same coalitions, so they are stacked into one game and one
-    model call per chunk (of ``working_memory``); with ``tol`` each row stops on its own.
+    model call per chunk (of ``working_memory``); with ``tol`` each row stops on its own,
+    and stratified sampling, whose allocation depends on the values, runs row by row.
 
     Returns
     -------
@@ -54,12 +55,14 @@ def _explain_rows(estimator, X, background, *, response_method, feature_names, m
     """
     with config_context(**config):
         predict = make_response_function(estimator, response_method, feature_names=feature_names)
-        groups = [X[i : i + 1] for i in range(X.shape[0])] if tol is not None else [X]
+        # Stratified allocation looks at the values, so its rows cannot share a game.
+        alone = tol is not None or method == "stratified"
+        groups = [X[i : i + 1] for i in range(X.shape[0])] if alone else [X]
         rows = []
         for group in groups:
             game = MarginalGame(predict, group, background)
             options = {}
-            if method != "exact":
+            if method == "permutation":
                 # A sampler instance restarts its own stream for every game, like a seed.
                 options["sampler"] = (copy.deepcopy(sampler).reset()
                                       if isinstance(sampler, PermutationSampler) else sampler)
@@ -94,8 +97,10 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         Output to explain. "auto": ``predict`` for regressors; ``decision_function``
         (else log-odds of ``predict_proba``) for classifiers. A callable is called as
         ``f(estimator, X)``.
-    method : {"auto", "exact", "permutation"}, default="auto"
+    method : {"auto", "exact", "permutation", "stratified", "owen", "owen_halved"}, \
+            default="auto"
         "auto" enumerates all coalitions when 2^d <= max_evals, else samples orderings.
+        "stratified" and the Owen methods are the comparison methods of [P] §2.10.
     sampler : {"auto", "antithetic", "mc", "orthogonal", "sobol", "argsort_sobol", \
             "herding", "sbq"} or PermutationSampler, default="auto"
         Ordering sampler of ``method="permutation"``; "auto" is "antithetic". An
@@ -244,11 +249,12 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                 "method='permutation'."
             )
         unit = make_sampler(sampler, n_features, rng=0).unit_size
-        if method == "permutation" and max_evals < minimum_budget(n_features, unit):
+        minimum = method_minimum_budget(method, n_features, unit)
+        if method != "exact" and max_evals < minimum:
             raise ValueError(
-                f"max_evals={max_evals} is too small for {n_features} features: one "
-                f"{'pair of orderings' if unit == 2 else 'ordering'} needs "
-                f"{minimum_budget(n_features, unit)} evaluations per row; increase max_evals."
+                f"max_evals={max_evals} is too small for method={method!r} with {n_features} "
+                f"features: it needs at least {minimum} evaluations per row; increase "
+                "max_evals."
             )
 
         feature_names = getattr(estimator, "feature_names_in_", None)
