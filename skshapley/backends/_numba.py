@@ -12,7 +12,13 @@ import types
 import numpy as np
 from numba import njit, prange
 
-from skshapley.backends._numpy import _shapley_weights
+from skshapley.backends._numpy import (
+    PHILOX_M0,
+    PHILOX_ROUNDS,
+    SPLITMIX_GAMMA,
+    _shapley_weights,
+    philox_bits,
+)
 
 KERNELS = (
     "assemble_masked_batch",
@@ -21,6 +27,7 @@ KERNELS = (
     "exact_shapley_from_values",
     "precedence_bits",
     "discordant_pairs",
+    "philox_orders",
 )
 
 # Waking numba's thread pool costs about a millisecond, more than the whole kernel on the
@@ -200,3 +207,54 @@ def discordant_pairs(bits_a, bits_b, out):
     """Numba twin of :func:`skshapley.backends._numpy.discordant_pairs`."""
     work = bits_a.shape[0] * bits_b.shape[0] * bits_a.shape[1]
     return (_dis_parallel if work >= PARALLEL_MIN_ELEMENTS else _dis_serial)(bits_a, bits_b, out)
+
+
+@njit(cache=True, nogil=True)
+def _mix64_scalar(z):
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def _philox_orders(seed, start, n_bits, out):
+    n, d = out.shape
+    left_bits = n_bits // 2
+    right_bits = n_bits - left_bits
+    left_mask = np.uint64((1 << left_bits) - 1)
+    right_mask = np.uint64((1 << right_bits) - 1)
+    shift = np.uint64(right_bits - left_bits)
+    m0 = np.uint64(PHILOX_M0)
+    low32 = np.uint64(0xFFFFFFFF)
+    for p in prange(n):
+        keys = np.empty(PHILOX_ROUNDS, dtype=np.uint64)
+        counter = np.uint64(start + p) * np.uint64(PHILOX_ROUNDS)
+        for r in range(PHILOX_ROUNDS):
+            z = np.uint64(seed) + (counter + np.uint64(r + 1)) * np.uint64(SPLITMIX_GAMMA)
+            keys[r] = _mix64_scalar(z) & low32
+        t = 0
+        for i in range(1 << n_bits):
+            x = np.uint64(i)
+            left = x >> np.uint64(right_bits)
+            right = x & right_mask
+            for r in range(PHILOX_ROUNDS):
+                product = m0 * left
+                new_left = ((product >> np.uint64(32)) ^ keys[r] ^ right) & left_mask
+                right = ((((product & low32) << shift) & low32)
+                         | (right >> np.uint64(left_bits))) & right_mask
+                left = new_left
+            value = (left << np.uint64(right_bits)) | right
+            if value < np.uint64(d):  # compaction: keep in-range values in i order
+                out[p, t] = np.int64(value)
+                t += 1
+    return out
+
+
+_philox_serial, _philox_parallel = _compile_twice(_philox_orders)
+
+
+def philox_orders(seed, start, out):
+    """Numba twin of :func:`skshapley.backends._numpy.philox_orders`."""
+    n_bits = philox_bits(out.shape[1])
+    big = out.shape[0] << n_bits >= PARALLEL_MIN_ELEMENTS // 16
+    kernel = _philox_parallel if big else _philox_serial
+    return kernel(np.uint64(seed), np.int64(start), n_bits, out)

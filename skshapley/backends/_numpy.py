@@ -16,6 +16,7 @@ KERNELS = (
     "exact_shapley_from_values",
     "precedence_bits",
     "discordant_pairs",
+    "philox_orders",
 )
 
 
@@ -178,4 +179,77 @@ def discordant_pairs(bits_a, bits_b, out):
     xor = bits_a[:, None, :] ^ bits_b[None, :, :]
     counts = np.bitwise_count(xor) if hasattr(np, "bitwise_count") else _popcount(xor)
     out[...] = counts.sum(axis=2)
+    return out
+
+
+# Counter-based orderings (§2.8): a keyed Feistel/Philox bijection of [0, 2^b), compacted
+# to the values below d. Constants of the VariablePhilox bijection and SplitMix64.
+PHILOX_M0 = 0xD2B74407B1CE6E93
+PHILOX_ROUNDS = 24
+PHILOX_MIN_BITS = 8
+SPLITMIX_GAMMA = 0x9E3779B97F4A7C15
+
+
+def philox_bits(n_players):
+    """Total bits b of the padded domain: max(8, bit_length(d - 1))."""
+    return max(PHILOX_MIN_BITS, int(n_players - 1).bit_length())
+
+
+def _mix64(z):
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def philox_keys(seed, indices):
+    """Round keys (len(indices), 24): SplitMix64 outputs 24 j .. 24 j + 23 from ``seed``."""
+    with np.errstate(over="ignore"):
+        counters = (np.asarray(indices, dtype=np.uint64)[:, None] * np.uint64(PHILOX_ROUNDS)
+                    + np.arange(1, PHILOX_ROUNDS + 1, dtype=np.uint64)[None, :])
+        return _mix64(np.uint64(seed) + counters * np.uint64(SPLITMIX_GAMMA)) & np.uint64(
+            0xFFFFFFFF)
+
+
+def philox_bijection(values, keys, n_bits):
+    """Apply the keyed bijection to ``values`` (n, m) with keys (n, 24)."""
+    left_bits = n_bits // 2
+    right_bits = n_bits - left_bits
+    left_mask, right_mask = np.uint64((1 << left_bits) - 1), np.uint64((1 << right_bits) - 1)
+    shift = np.uint64(right_bits - left_bits)
+    left = values >> np.uint64(right_bits)
+    right = values & right_mask
+    with np.errstate(over="ignore"):
+        for r in range(PHILOX_ROUNDS):
+            product = np.uint64(PHILOX_M0) * left
+            high, low = product >> np.uint64(32), product & np.uint64(0xFFFFFFFF)
+            new_left = (high ^ keys[:, r : r + 1] ^ right) & left_mask
+            right = (((low << shift) & np.uint64(0xFFFFFFFF)) | (right >> np.uint64(left_bits))) \
+                & right_mask
+            left = new_left
+    return (left << np.uint64(right_bits)) | right
+
+
+def philox_orders(seed, start, out):
+    """Orderings ``start .. start + n - 1`` of the counter-based stream of ``seed`` (§2.8).
+
+    Parameters
+    ----------
+    seed : int
+        uint64 stream key.
+    start : int
+        Index of the first ordering.
+    out : int64 (n, d)
+
+    Returns
+    -------
+    out : int64 (n, d)
+    """
+    n, d = out.shape
+    n_bits = philox_bits(d)
+    keys = philox_keys(seed, np.arange(start, start + n))
+    domain = np.broadcast_to(np.arange(1 << n_bits, dtype=np.uint64), (n, 1 << n_bits))
+    images = philox_bijection(domain, keys, n_bits)
+    kept = images < np.uint64(d)
+    # every row keeps exactly d values (a bijection hits each of 0..d-1 once), in i order
+    out[...] = images[kept].reshape(n, d).astype(np.int64)
     return out

@@ -12,6 +12,7 @@ from skshapley.permutations._kernels import (
     spearman_kernel,
 )
 from skshapley.permutations._mc import Antithetic, MonteCarlo
+from skshapley.permutations._philox import Philox
 from skshapley.permutations._quadrature import KernelHerding, SequentialBayesianQuadrature
 from skshapley.permutations._uniformity import (
     UniformityTestResult,
@@ -26,6 +27,7 @@ SAMPLERS = {
     "orthogonal": Orthogonal,
     "sobol": SobolSphere,
     "argsort_sobol": ArgsortSobol,
+    "philox": Philox,
     "herding": KernelHerding,
     "sbq": SequentialBayesianQuadrature,
 }
@@ -37,6 +39,7 @@ __all__ = [
     "KernelHerding",
     "MonteCarlo",
     "Orthogonal",
+    "Philox",
     "SequentialBayesianQuadrature",
     "SobolSphere",
     "UniformityTestResult",

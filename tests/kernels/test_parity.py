@@ -112,3 +112,11 @@ def test_precedence_bits_and_discordant_pairs(backend, rng, n, d):
     r, s = np.argsort(orders[0]), np.argsort(other[0])
     brute = sum((r[i] < r[j]) != (s[i] < s[j]) for i in range(d) for j in range(i + 1, d))
     assert n_dis[0, 0] == brute
+
+
+@pytest.mark.parametrize("n, d, start", [(1, 1, 0), (5, 2, 3), (40, 10, 100), (300, 257, 7)])
+def test_philox_orders(backend, n, d, start):
+    expected = NUMPY.philox_orders(2**63 + 12345, start, np.empty((n, d), dtype=np.int64))
+    got = backend.philox_orders(2**63 + 12345, start, np.empty((n, d), dtype=np.int64))
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(np.sort(expected, axis=1), np.tile(np.arange(d), (n, 1)))

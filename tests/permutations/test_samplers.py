@@ -14,6 +14,7 @@ from skshapley.permutations import (
     KernelHerding,
     MonteCarlo,
     Orthogonal,
+    Philox,
     SequentialBayesianQuadrature,
     SobolSphere,
     chi2_uniformity_test,
@@ -25,7 +26,7 @@ from skshapley.permutations import (
 ALL = sorted(SAMPLERS)
 # Herding and SBQ choose orderings deterministically from candidates: their rows are
 # not uniformly distributed, so the uniformity tests exclude them (as the issue says).
-UNBIASED = ["mc", "antithetic", "orthogonal", "sobol", "argsort_sobol"]
+UNBIASED = ["mc", "antithetic", "orthogonal", "sobol", "argsort_sobol", "philox"]
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -146,4 +147,39 @@ def test_every_sampler_is_efficient_gives_dummies_zero_and_converges(name):
     assert result.values.sum() == pytest.approx(2.5, abs=1e-12)
     assert result.values[5] == 0.0
     assert np.abs(result.values - exact).max() < 0.35
-    assert result.risk_is_heuristic == (name not in ("mc", "antithetic", "orthogonal"))
+    assert result.risk_is_heuristic == (name not in ("mc", "antithetic", "orthogonal", "philox"))
+
+
+def test_philox_matches_the_reference_vectors():
+    """§2.8 test vectors (b_min = 8, 24 rounds)."""
+    from skshapley.backends import _numpy as reference
+
+    keys = reference.philox_keys(0, [0])
+    assert [int(k) for k in keys[0, :3]] == [0x7B1DCDAF, 0xA1B965F4, 0x8009454F]
+    assert [int(k) for k in reference.philox_keys(12345, [1])[0, :3]] == [
+        0x8AD9F8DB, 0xC0049EB3, 0xFEF6AAB3]
+    images = reference.philox_bijection(np.arange(12, dtype=np.uint64)[None], keys, 8)
+    assert images.tolist() == [[83, 137, 176, 14, 200, 8, 11, 201, 248, 216, 247, 126]]
+    expected = {3: [[0, 1, 2], [2, 1, 0], [0, 2, 1]],
+                5: [[0, 1, 4, 3, 2], [2, 1, 4, 0, 3], [3, 0, 2, 4, 1]],
+                10: [[0, 7, 8, 5, 1, 9, 4, 3, 6, 2], [7, 2, 1, 4, 0, 5, 8, 6, 9, 3],
+                     [7, 5, 9, 3, 0, 2, 4, 8, 6, 1]]}
+    for d, rows in expected.items():
+        sampler = Philox(d)
+        sampler.seed = 12345
+        assert sampler.random(3).tolist() == rows
+
+
+@pytest.mark.parametrize("n_bits", range(1, 17))
+def test_philox_is_a_bijection_of_the_padded_domain(n_bits):
+    from skshapley.backends import _numpy as reference
+
+    domain = np.arange(1 << n_bits, dtype=np.uint64)[None]
+    images = reference.philox_bijection(domain, reference.philox_keys(99, [3]), n_bits)
+    np.testing.assert_array_equal(np.sort(images[0]), domain[0])
+
+
+def test_philox_random_access():
+    sampler = Philox(12, rng=4)
+    stream = sampler.random(10)
+    np.testing.assert_array_equal(sampler.reset().fast_forward(7).random(3), stream[7:])
