@@ -6,6 +6,7 @@ from skshapley.approximators._api import (
     default_budget,
     method_minimum_budget,
     resolve_method,
+    resolve_sampler,
     shapley_values,
 )
 from skshapley.approximators._exact import all_coalitions, exact_shapley
@@ -40,5 +41,6 @@ __all__ = [
     "stratified_shapley",
     "permutation_shapley",
     "resolve_method",
+    "resolve_sampler",
     "shapley_values",
 ]

@@ -19,6 +19,7 @@ from skshapley.approximators import (
     make_sampler,
     method_minimum_budget,
     resolve_method,
+    resolve_sampler,
     shapley_values,
 )
 from skshapley.explain._explanation import Explanation
@@ -103,8 +104,10 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         "stratified" and the Owen methods are the comparison methods of [P] §2.10.
     sampler : {"auto", "antithetic", "mc", "orthogonal", "sobol", "argsort_sobol", \
             "herding", "sbq"} or PermutationSampler, default="auto"
-        Ordering sampler of ``method="permutation"``; "auto" is "antithetic". An
-        instance is used with its own seed, restarted for every row.
+        Ordering sampler of ``method="permutation"``. "auto": orthogonal frames when
+        ``max_evals`` buys at least two frames of 2(d - 1) orderings, else antithetic
+        pairs (see ``skshapley.approximators.resolve_sampler``). An instance is used with
+        its own seed, restarted for every row.
     max_evals : int or "auto", default="auto"
         Coalition evaluations per explained row, v(∅) and v(N) included (each costs
         one model call on ``background`` rows). "auto": 2^d for d <= 10 (exact), else
@@ -132,6 +135,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
     output_names_ : list of str or None
     method_ : str
         The method "auto" resolved to.
+    sampler_ : str or PermutationSampler
+        The sampler "auto" resolved to.
     max_evals_ : int
         The budget per row actually used.
     random_seed_ : int
@@ -223,8 +228,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         X_checked = validate_data(self, X, dtype=np.float64, ensure_all_finite=True)
         n_features = X_checked.shape[1]
         check_method(self.method)
-        sampler = "antithetic" if self.sampler == "auto" else self.sampler
-        make_sampler(sampler, n_features, rng=0)  # validates names and n_players
+        if not (isinstance(self.sampler, str) and self.sampler == "auto"):
+            make_sampler(self.sampler, n_features, rng=0)  # validates names and n_players
         if self.prefit:
             check_is_fitted(self.estimator)
             estimator = self.estimator
@@ -241,6 +246,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         background = self._select_background(X_checked, rng)
         max_evals = default_budget(n_features) if self.max_evals == "auto" else self.max_evals
         method = resolve_method(self.method, n_features, max_evals)
+        sampler = resolve_sampler(self.sampler, n_features, max_evals)
         if method == "exact" and max_evals < 2**n_features:
             raise ValueError(
                 f"max_evals={max_evals} is too small for method='exact' with "
