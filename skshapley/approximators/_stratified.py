@@ -22,8 +22,11 @@ def _random_coalitions(players, sizes, n_players, rng):
     return ranks < sizes[:, None]
 
 
+ALLOCATIONS = ("variance", "neyman")
+
+
 def _allocate(variances, total):
-    """Split ``total`` samples in proportion to the variances by sequential rounding
+    """Split ``total`` samples in proportion to ``variances`` by sequential rounding
     (row-major order, numpy's round-half-even), as in the authors' code (§2.10)."""
     counts = np.zeros(variances.size, dtype=np.int64)
     left = total
@@ -36,8 +39,8 @@ def _allocate(variances, total):
     return counts
 
 
-def stratified_shapley(game, budget: int, *, quantile_level: float = 0.95,
-                       random_state=None) -> ShapleyResult:
+def stratified_shapley(game, budget: int, *, allocation: str = "variance",
+                       quantile_level: float = 0.95, random_state=None) -> ShapleyResult:
     """Stratified estimate: phi_i is the mean over coalition sizes l of the mean marginal
     contribution of i to a uniform coalition of size l.
 
@@ -52,6 +55,10 @@ def stratified_shapley(game, budget: int, *, quantile_level: float = 0.95,
     ----------
     game : Game
     budget : int
+    allocation : {"variance", "neyman"}, default="variance"
+        Second-phase samples in proportion to each stratum's sample variance (the
+        authors' code, §2.10) or to its standard deviation (Neyman's optimum for the
+        variance of a sum of stratum means).
     quantile_level : float, default=0.95
     random_state : None, int or Generator
 
@@ -67,6 +74,10 @@ def stratified_shapley(game, budget: int, *, quantile_level: float = 0.95,
     array([1., 2., 3.])
     """
     budget = check_budget(budget)
+    if allocation not in ALLOCATIONS:
+        raise ValueError(
+            f"The 'allocation' parameter must be one of {list(ALLOCATIONS)}; got {allocation!r}."
+        )
     d = game.n_players
     rng = as_generator(random_state)
     inner_sizes = np.arange(1, d - 1)
@@ -128,7 +139,8 @@ def stratified_shapley(game, budget: int, *, quantile_level: float = 0.95,
             if np.isnan(variances).any():
                 counts = np.full(n_strata, extra // n_strata)
             else:
-                counts = _allocate(variances, extra)
+                counts = _allocate(variances if allocation == "variance"
+                                   else np.sqrt(variances), extra)
             draw(counts)
             pooled = [np.concatenate(s) for s in samples]
             means = np.array([p.mean(axis=0) for p in pooled])  # (n_strata, k)

@@ -95,3 +95,11 @@ def test_stratified_standard_errors_are_roughly_calibrated():
 def test_tol_is_refused_for_methods_without_early_stopping():
     with pytest.raises(ValueError, match="tol is only supported by method='permutation'"):
         shapley_values(_game(), method="owen", budget=500, tol=0.1)
+
+
+def test_neyman_allocation_is_also_calibrated_and_converges():
+    runs = [stratified_shapley(_game(), 5000, allocation="neyman", random_state=s).values
+            for s in range(10)]
+    assert np.sqrt(np.mean((np.array(runs) - EXACT) ** 2)) < 0.1
+    with pytest.raises(ValueError, match="'allocation' parameter"):
+        stratified_shapley(_game(), 5000, allocation="optimal")
