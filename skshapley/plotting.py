@@ -152,7 +152,7 @@ def beeswarm(explanation, *, ax=None, max_display=20, output=0, cmap="coolwarm",
     rng = np.random.default_rng(random_state)
     colormap = plt.get_cmap(cmap)
     scatter = None
-    for position, j in zip(range(len(order) - 1, -1, -1), order):
+    for position, j in zip(range(len(order) - 1, -1, -1), order, strict=True):
         column = data[:, j]
         finite = np.isfinite(column)
         shade = np.full(n_rows, 0.5)

@@ -82,7 +82,7 @@ class Game:
         if missing:
             rows = np.fromiter(missing.values(), dtype=np.int64, count=len(missing))
             fresh = self._evaluate(coalitions[rows])
-            for key, value in zip(missing, fresh):
+            for key, value in zip(missing, fresh, strict=True):
                 self._cache[key] = value
             self.n_evaluations += len(rows)
         return np.stack([self._cache[key] for key in keys])

@@ -55,11 +55,10 @@ def discordant_pairs(orders_a, orders_b=None) -> np.ndarray:
     >>> discordant_pairs([[0, 1, 2]], [[2, 1, 0], [1, 0, 2]]).tolist()
     [[3, 1]]
     """
+    if orders_b is not None and np.shape(orders_a)[1] != np.shape(orders_b)[1]:
+        raise ValueError("orders_a and orders_b must order the same number of players.")
     bits_a = precedence_bits(orders_a)
     bits_b = bits_a if orders_b is None else precedence_bits(orders_b)
-    if np.shape(orders_a)[1] != np.shape(bits_b if orders_b is None else orders_b)[1] and \
-            orders_b is not None:
-        raise ValueError("orders_a and orders_b must order the same number of players.")
     return discordant_pairs_from_bits(bits_a, bits_b)
 
 

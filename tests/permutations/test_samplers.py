@@ -4,7 +4,6 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import chisquare
 
 from skshapley.approximators import exact_shapley, permutation_shapley
 from skshapley.games import UnanimityGame
