@@ -158,9 +158,9 @@ def permutation_shapley(
     history = []
     n_draws = 0
     converged = None if tol is None else False
-    while n_draws < max_draws:
-        batch_draws = min(check_interval, max_draws - n_draws)
-        orders = np.ascontiguousarray(sampler.random(batch_draws * block))
+    def evaluate(orders):
+        """Marginal contributions (n, d, k) of a batch of orderings, in one game call."""
+        nonlocal empty, grand, trackers, weighted_sum, error, n_outputs
         n_orders = orders.shape[0]
         coalitions = np.empty((n_orders, d - 1, d), dtype=bool)
         kernels.prefix_coalitions(orders, coalitions)
@@ -184,6 +184,12 @@ def permutation_shapley(
         weighted_sum += contributions.sum(axis=0)
         if weighted:
             kept.append(contributions)
+        return contributions
+
+    n_outputs = error = None
+    while n_draws < max_draws:
+        batch_draws = min(check_interval, max_draws - n_draws)
+        contributions = evaluate(np.ascontiguousarray(sampler.random(batch_draws * block)))
         # One draw = the mean of one independent block (an antithetic pair), §3.6.
         draws = contributions.reshape(batch_draws, block, d, n_outputs).mean(axis=1)
         for output, tracker in enumerate(trackers):
@@ -206,7 +212,14 @@ def permutation_shapley(
                 converged = True
                 break
 
-    n_orders_used = n_draws * block
+    # Orderings left over after the last whole block (orthogonal frames of 2(d - 1)) still
+    # improve the estimate; the block statistics then describe n / block effective blocks.
+    leftover = n_orders_max - n_draws * block if converged is not True else 0
+    if leftover:
+        evaluate(np.ascontiguousarray(sampler.random(leftover)))
+    n_orders_used = n_draws * block + leftover
+    spread_scale = np.sqrt(n_draws * block / n_orders_used)
+    error = error * spread_scale
     # Sum then divide: the d contributions of every ordering telescope, so the estimate
     # sums to v(N) - v(∅) up to rounding (efficiency).
     phi = weighted_sum / n_orders_used
@@ -216,7 +229,7 @@ def permutation_shapley(
         weights = np.asarray(sampler.weights, dtype=np.float64)[-n_orders_used:]
         phi = np.einsum("k,kdo->do", weights / weights.sum(), np.concatenate(kept))
         risk_is_heuristic = True
-    std_errors = np.stack([t.std_errors() for t in trackers], axis=1)
+    std_errors = np.stack([t.std_errors() for t in trackers], axis=1) * spread_scale
     return ShapleyResult(
         values=squeeze_outputs(phi, game),
         std_errors=squeeze_outputs(std_errors, game),

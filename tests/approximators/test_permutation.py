@@ -126,3 +126,12 @@ def test_standard_errors_cover_the_truth_at_the_advertised_rate(sampler):
     assert abs(np.mean(inside) - 0.95) < 4 * sd + 0.01
     low, high = binom.ppf([1e-4, 1 - 1e-4], n_reps, 0.95) / n_reps
     assert low <= np.mean(overall) <= high
+
+
+def test_orthogonal_spends_the_budget_beyond_whole_frames():
+    """d = 6: frames of 10 orderings; 2 + 5 * 26 = 132 buys 26 orderings = 2 frames + 6."""
+    game = CountingGame(_mixed_game())
+    result = permutation_shapley(game, 132, sampler="orthogonal", random_state=0)
+    assert result.n_permutations == 26 and result.n_evaluations == game.count == 132
+    assert not result.risk_is_heuristic and result.n_draws == 2
+    assert result.values.sum() == pytest.approx(3.5, abs=1e-12)  # v(N) - v(∅)
