@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import traceback
 from enum import IntEnum
+from pathlib import Path
 
 
 class ExitCode(IntEnum):
@@ -47,11 +49,20 @@ def _max_evals(text):
     return "auto" if text == "auto" else _positive_int(text)
 
 
+def _version():
+    from skshapley import __version__
+
+    return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``skshapley``; its errors raise :class:`UsageError`."""
     parser = _ArgumentParser(prog="skshapley",
                              description="Shapley values for scikit-learn models.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_ArgumentParser)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                     parser_class=_ArgumentParser)
     explain = commands.add_parser(
         "explain", help="explain a model's predictions",
         description="Fit a model, explain rows with Shapley values, print a ranked table "
@@ -65,7 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
                               "(default sklearn.ensemble:HistGradientBoostingRegressor)")
     explain.add_argument("--rows", type=_positive_int, default=20,
                          help="explain the first N rows (default 20)")
-    explain.add_argument("--method", default="auto", help="auto, exact or permutation")
+    explain.add_argument("--method", default="auto",
+                         help="auto (default), exact, permutation, stratified, owen or "
+                              "owen_halved (see ShapleyExplainer)")
     explain.add_argument("--max-evals", type=_max_evals, default="auto",
                          help="coalition evaluations per row, or auto")
     explain.add_argument("--tol", type=float, default=None,
@@ -74,15 +87,21 @@ def build_parser() -> argparse.ArgumentParser:
                          help="background rows sampled from the data (default 100)")
     explain.add_argument("--output", default="skshapley_summary.png", metavar="PATH",
                          help="summary plot (default skshapley_summary.png)")
-    explain.add_argument("--random-state", type=int, default=0)
-    explain.add_argument("--n-jobs", type=int, default=None)
-    explain.add_argument("--backend", default=None, help="auto, numpy or numba")
+    explain.add_argument("--random-state", type=int, default=0,
+                         help="seed of the background sample, the sampling and the "
+                              "model when it has a random_state (default 0)")
+    explain.add_argument("--n-jobs", type=int, default=None,
+                         help="parallel jobs over rows (default 1; -1: all cores)")
+    explain.add_argument("--backend", default=None,
+                         help="kernel backend: auto, numpy or numba (default: the "
+                              "configured one)")
     explain.add_argument("--progress", action="store_true", help="show a progress bar")
     explain.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     return parser
 
 
 def _load_data(path, target):
+    import numpy as np
     import pandas as pd
     from pandas.api.types import is_numeric_dtype
 
@@ -113,6 +132,9 @@ def _load_data(path, target):
                if (frame[c] if c != target else y).isna().any()]
     if missing:
         raise UsageError(f"missing values (NaN) in columns {missing} of {path!r}")
+    infinite = [c for c in frame.columns if np.isinf(frame[c].to_numpy(dtype=float)).any()]
+    if infinite:
+        raise UsageError(f"infinite values in columns {infinite} of {path!r}")
     return frame, y
 
 
@@ -146,18 +168,48 @@ def _print_table(explanation, explainer, out):
 
     importance = explanation.mean_abs()
     errors = explanation.mean_abs_std_errors()
-    if importance.ndim == 2:  # several outputs: rank by the mean over outputs
-        importance, errors = importance.mean(axis=1), np.sqrt((errors**2).mean(axis=1))
-    order = np.argsort(-importance, kind="stable")
+    if errors is None:
+        errors = np.full(importance.shape, np.nan)
+    outputs = explanation.output_names
+    if importance.ndim == 2:
+        # Several outputs: rank by the mean over outputs. The outputs' errors come from
+        # the same orderings, so they are not independent; the mean of their standard
+        # errors bounds the standard error of their mean (triangle inequality).
+        importance, errors = importance.mean(axis=1), errors.mean(axis=1)
+    order = np.argsort(-importance, kind="stable")  # ties: lower feature index first
     base = np.asarray(explainer.expected_value_)
-    print(f"method: {explainer.method_}   evaluations per row: "
-          f"{int(explanation.n_evaluations.max())}   rows: {len(explanation)}   "
+    evaluations = explanation.n_evaluations
+    spent = (f"{int(evaluations.min())}" if evaluations.min() == evaluations.max()
+             else f"{int(evaluations.min())}-{int(evaluations.max())}")
+    print(f"method: {explainer.method_}   evaluations per row: {spent}   "
+          f"rows: {len(explanation)}   "
           f"base value: {np.array2string(base, precision=4)}", file=out)
+    if np.ndim(explanation.values) == 3:
+        names = outputs if outputs else [str(k) for k in range(np.shape(explanation.values)[2])]
+        print(f"outputs: {', '.join(map(str, names))} (table: mean over outputs; "
+              f"plot: {names[0]})", file=out)
     width = max(len("feature"), *(len(name) for name in explanation.feature_names))
     print(f"{'rank':>4}  {'feature':<{width}}  {'mean |SHAP|':>12}  {'std. error':>10}", file=out)
     for rank, j in enumerate(order, start=1):
         print(f"{rank:>4}  {explanation.feature_names[j]:<{width}}  {importance[j]:>12.4f}  "
               f"{errors[j]:>10.4f}", file=out)
+
+
+def _check_output_path(path):
+    """Fail before the work if the summary plot cannot be written where asked."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"--output {path!r} is a directory; give a file name such as "
+                         f"{str(target / 'skshapley_summary.png')!r}")
+    if not target.parent.is_dir():
+        raise UsageError(f"--output {path!r}: directory {str(target.parent)!r} does not exist")
+    suffix = target.suffix.lower().lstrip(".")
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if suffix and suffix not in formats:
+        raise UsageError(f"--output {path!r}: matplotlib cannot write .{suffix} files; "
+                         f"use one of {sorted(formats)} (e.g. .png)")
 
 
 def _explain(args, out) -> ExitCode:
@@ -177,6 +229,11 @@ def _explain(args, out) -> ExitCode:
 
         X, y = load_diabetes(return_X_y=True, as_frame=True)
     model = _load_model(args.model)
+    if "random_state" in getattr(model, "get_params", dict)() and \
+            model.get_params()["random_state"] is None:
+        # A model built without arguments is seeded too, so runs repeat exactly.
+        model.set_params(random_state=args.random_state)
+    _check_output_path(args.output)
     explainer = ShapleyExplainer(
         model, method=args.method, max_evals=args.max_evals, tol=args.tol,
         background=args.background, n_jobs=args.n_jobs, random_state=args.random_state,
@@ -185,36 +242,63 @@ def _explain(args, out) -> ExitCode:
     with config_context(backend=args.backend):
         explainer.fit(X, y)
         explanation = explainer.explain(X.iloc[: args.rows])
-    _print_table(explanation, explainer, out)
-    figure = explanation.plot.summary(
-        title=f"SHAP summary: {type(model).__name__}, {len(explanation)} rows"
-    )
+    title = f"SHAP summary: {type(model).__name__}, {len(explanation)} rows"
+    if explanation.values.ndim == 3 and explanation.output_names:
+        title += f", output {explanation.output_names[0]}"
+    figure = explanation.plot.summary(title=title)
+    # The plot is saved before the table is printed, so a closed pipe on stdout
+    # (`skshapley explain | head -3`) still leaves the PNG.
     try:
         figure.savefig(args.output, dpi=120)
     except OSError as err:
         raise UsageError(f"cannot write {args.output!r}: {err.strerror or err}") from None
     finally:
         plt.close(figure)
+    _print_table(explanation, explainer, out)
     print(f"summary plot written to {args.output}", file=out)
     return ExitCode.OK
 
 
 def main(argv=None) -> ExitCode:
-    """Run the command line; returns an :class:`ExitCode` instead of exiting."""
+    """Run the command line; returns an :class:`ExitCode` instead of exiting.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after the program name; ``sys.argv[1:]`` when None.
+
+    Returns
+    -------
+    code : ExitCode
+        OK (0), RUNTIME_ERROR (1), USAGE_ERROR (2: bad arguments or bad input data),
+        BACKEND_UNAVAILABLE (4) or INTERRUPTED (130). Errors are one line on stderr,
+        ``skshapley: error: ...``, with the traceback only under ``--debug``.
+
+    Examples
+    --------
+    >>> from skshapley.cli import main
+    >>> int(main(["explain", "--rows", "0"]))  # stderr: skshapley: error: argument --rows: ...
+    2
+    """
     parser = build_parser()
-    debug = "--debug" in (sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    debug = "--debug" in argv  # known even when parsing fails
     try:
         args = parser.parse_args(argv)
         if args.command is None:
             parser.print_help(sys.stderr)
             return ExitCode.USAGE_ERROR
         return _explain(args, sys.stdout)
+    except SystemExit as exit_:  # --help and --version end parsing with code 0
+        return ExitCode.OK if exit_.code in (0, None) else ExitCode.USAGE_ERROR
     except UsageError as err:
         _report(err, debug)
         return ExitCode.USAGE_ERROR
     except KeyboardInterrupt:
         print("skshapley: interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        raise  # console_main's business: the reader of stdout went away
     except Exception as err:  # the CLI's last line of defence: one line, code by kind
         from skshapley.exceptions import BackendUnavailableError
 
@@ -222,6 +306,7 @@ def main(argv=None) -> ExitCode:
         if isinstance(err, BackendUnavailableError):
             return ExitCode.BACKEND_UNAVAILABLE
         if isinstance(err, (ValueError, TypeError)):
+            # skshapley and scikit-learn report bad input and bad parameters so.
             return ExitCode.USAGE_ERROR
         return ExitCode.RUNTIME_ERROR
 
@@ -234,10 +319,19 @@ def _report(err, debug):
 
 
 def console_main() -> int:
-    """Entry point of the ``skshapley`` console script."""
+    """Entry point of the ``skshapley`` console script and of ``python -m skshapley``.
+
+    Returns the exit code, which the caller passes to ``sys.exit`` (as pytest's
+    ``console_main`` does).
+    """
     try:
-        return int(main())
+        code = main()
+        sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
+        return int(code)
     except BrokenPipeError:
-        # The reader went away (e.g. `skshapley explain | head`); exit quietly.
-        sys.stderr.close()
-        return int(ExitCode.OK)
+        # The reader went away (`skshapley explain | head -3`). Python flushes stdout
+        # again at exit; point it at devnull so that flush cannot fail too (see "Note on
+        # SIGPIPE" in the signal module's docs, which also exits with 1).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return int(ExitCode.RUNTIME_ERROR)

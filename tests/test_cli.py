@@ -1,3 +1,5 @@
+import os
+import re
 import subprocess
 import sys
 
@@ -5,23 +7,83 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from skshapley import cli
 from skshapley.cli import ExitCode, main
 
 FAST = ["--rows", "3", "--background", "10"]
+# For tests where the model does not matter: fits in milliseconds.
+LINEAR = ["--model", "sklearn.linear_model:LinearRegression"]
+DIABETES = ["age", "bmi", "bp", "s1", "s2", "s3", "s4", "s5", "s6", "sex"]
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(autouse=True)
+def one_openmp_thread():
+    # HistGradientBoosting's OpenMP threads spin-wait; on a busy 2-core machine two of
+    # them can make a one-second fit take a minute. The CLI's own results do not depend
+    # on it.
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="openmp"):
+        yield
+
+
+def _subprocess_env():
+    return {**os.environ, "OMP_NUM_THREADS": "1"}
+
+
+def _table(out):
+    """(feature, mean |SHAP|, std. error) of each ranked line of the table."""
+    rows = [line.split() for line in out.splitlines() if re.match(r"\s*\d+\s", line)]
+    return [(row[1], float(row[-2]), float(row[-1])) for row in rows]
+
+
+def _one_line_error(err):
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("skshapley: error: ")
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def _check_default_output(captured, tmp_path, n_rows):
+    assert captured.err == ""
+    header = captured.out.splitlines()[0]
+    # 2**10 coalitions fit the default budget: exact values, no standard errors
+    assert re.match(rf"method: exact\s+evaluations per row: 1024\s+rows: {n_rows}\s+"
+                    r"base value: \d+\.\d+$", header)
+    table = _table(captured.out)
+    assert sorted(name for name, _, _ in table) == DIABETES
+    importance = [value for _, value, _ in table]
+    assert importance == sorted(importance, reverse=True) and importance[-1] > 0
+    assert all(error == 0.0 for _, _, error in table)
+    png = tmp_path / "skshapley_summary.png"
+    assert png.read_bytes()[:8] == PNG_MAGIC and png.stat().st_size > 10_000
+    assert captured.out.rstrip().endswith("summary plot written to skshapley_summary.png")
+
+
+def test_defaults_are_the_documented_ones():
+    args = cli.build_parser().parse_args(["explain"])
+    assert (args.data, args.target, args.model, args.rows, args.method, args.max_evals,
+            args.background, args.output, args.random_state) == (
+        None, None, None, 20, "auto", "auto", 100, "skshapley_summary.png", 0)
+    model = cli._load_model(None)
+    assert type(model).__name__ == "HistGradientBoostingRegressor"
+    assert model.get_params()["random_state"] == 0
 
 
 def test_default_run_prints_a_ranked_table_and_writes_the_png(tmp_path, monkeypatch, capsys):
+    # The defaults, on fewer rows and background rows (the full run is the slow test below).
     monkeypatch.chdir(tmp_path)
     assert main(["explain", "--rows", "5", "--background", "20"]) == ExitCode.OK
-    out = capsys.readouterr().out
-    lines = [line.split() for line in out.splitlines() if line[:4].strip().isdigit()]
-    features = [row[1] for row in lines]
-    assert sorted(features) == ["age", "bmi", "bp", "s1", "s2", "s3", "s4", "s5", "s6", "sex"]
-    importance = [float(row[2]) for row in lines]
-    assert importance == sorted(importance, reverse=True)
-    assert "method: exact" in out
-    png = tmp_path / "skshapley_summary.png"
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+    _check_default_output(capsys.readouterr(), tmp_path, n_rows=5)
+
+
+@pytest.mark.slow
+def test_default_run_without_options(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["explain"]) == ExitCode.OK
+    _check_default_output(capsys.readouterr(), tmp_path, n_rows=20)
 
 
 def test_csv_with_target_and_sampling_options(tmp_path, capsys):
@@ -30,65 +92,112 @@ def test_csv_with_target_and_sampling_options(tmp_path, capsys):
     frame["y"] = 3 * frame["f0"] - frame["f5"]
     path = tmp_path / "data.csv"
     frame.to_csv(path, index=False)
-    code = main(["explain", "--data", str(path), "--target", "y", "--model",
-                 "sklearn.linear_model:LinearRegression", "--output", str(tmp_path / "p.png"),
-                 "--max-evals", "100", *FAST])
-    assert code == ExitCode.OK
+    common = ["explain", "--data", str(path), "--target", "y", "--output",
+              str(tmp_path / "p.png"), "--max-evals", "100", *FAST]
+    assert main([*common, "--model", "sklearn.tree:DecisionTreeRegressor"]) == ExitCode.OK
     out = capsys.readouterr().out
+    # 12 features cannot be enumerated in 100 evaluations; the sampler spends 90
     assert "method: permutation" in out and "evaluations per row: 90" in out
-    ranked = [line.split()[1] for line in out.splitlines() if line[:4].strip().isdigit()]
-    assert ranked[:2] == ["f0", "f5"]
+    table = _table(out)
+    assert [name for name, _, _ in table][:2] == ["f0", "f5"]
+    assert all(error > 0 for _, _, error in table[:2])  # sampled values carry errors
+    assert (tmp_path / "p.png").read_bytes()[:8] == PNG_MAGIC
+    # the model is seeded with --random-state: a second run prints the same table
+    assert main([*common, "--model", "sklearn.tree:DecisionTreeRegressor"]) == ExitCode.OK
+    assert capsys.readouterr().out == out
+    # every ordering gives an additive model the same marginals: exact, zero errors
+    assert main([*common, "--model", "sklearn.linear_model:LinearRegression"]) == ExitCode.OK
+    table = _table(capsys.readouterr().out)
+    assert [name for name, _, _ in table][:2] == ["f0", "f5"]
+    assert all(error == 0 for _, _, error in table)
+
+
+def test_classifiers_are_explained_on_their_default_response(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame(rng.normal(size=(60, 3)), columns=["a", "b", "c"])
+    frame["label"] = np.where(frame["b"] > 0, "yes", "no")
+    frame.to_csv(tmp_path / "binary.csv", index=False)
+    frame["label"] = np.array(["low", "mid", "high"])[np.digitize(frame["c"], [-0.5, 0.5])]
+    frame.to_csv(tmp_path / "three.csv", index=False)
+    common = ["--model", "sklearn.linear_model:LogisticRegression", "--output",
+              str(tmp_path / "p.png"), *FAST]
+    assert main(["explain", "--data", str(tmp_path / "binary.csv"), "--target", "label",
+                 *common]) == ExitCode.OK
+    out = capsys.readouterr().out
+    assert [name for name, _, _ in _table(out)][0] == "b"
+    assert "outputs:" not in out
+    assert main(["explain", "--data", str(tmp_path / "three.csv"), "--target", "label",
+                 *common]) == ExitCode.OK
+    out = capsys.readouterr().out
+    assert [name for name, _, _ in _table(out)][0] == "c"
+    assert "outputs: high, low, mid (table: mean over outputs; plot: high)" in out
 
 
 @pytest.fixture
 def csv_files(tmp_path):
     good = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "b": [0.5, 0.1, 0.2, 0.3],
                          "y": [1.0, 0.0, 1.0, 2.0]})
-    paths = {}
+    paths = {"missing": tmp_path / "no.csv", "dir": tmp_path}
     paths["text"] = tmp_path / "text.csv"
     good.assign(c=["x", "y", "z", "w"]).to_csv(paths["text"], index=False)
     paths["nan"] = tmp_path / "nan.csv"
     good.assign(a=[1.0, np.nan, 3.0, 4.0]).to_csv(paths["nan"], index=False)
+    paths["inf"] = tmp_path / "inf.csv"
+    good.assign(b=[1.0, np.inf, 3.0, 4.0]).to_csv(paths["inf"], index=False)
     paths["empty"] = tmp_path / "empty.csv"
     paths["empty"].write_text("")
     paths["header_only"] = tmp_path / "header.csv"
     paths["header_only"].write_text("a,b,y\n")
+    paths["target_only"] = tmp_path / "target_only.csv"
+    good[["y"]].to_csv(paths["target_only"], index=False)
     paths["good"] = tmp_path / "good.csv"
     good.to_csv(paths["good"], index=False)
     paths["binary"] = tmp_path / "binary.csv"
     paths["binary"].write_bytes(b"\xff\xfe\x00\x01" * 50)
-    return paths
+    return {name: str(path) for name, path in paths.items()}
 
 
 @pytest.mark.parametrize(
     "args, message",
     [
         (["--data", "{missing}", "--target", "y"], "no such file"),
+        (["--data", "{dir}", "--target", "y"], "cannot read"),
         (["--data", "{empty}", "--target", "y"], "cannot read"),
         (["--data", "{header_only}", "--target", "y"], "no data rows"),
         (["--data", "{binary}", "--target", "y"], "cannot read"),
+        (["--data", "{target_only}", "--target", "y"], "no feature columns"),
         (["--data", "{good}", "--target", "nope"], "target column 'nope' is not in"),
         (["--data", "{good}"], "--data needs --target"),
-        (["--data", "{text}", "--target", "y"], "non-numeric feature columns"),
-        (["--data", "{nan}", "--target", "y"], r"missing values \(NaN\)"),
+        (["--target", "y"], "--target needs --data"),
+        (["--data", "{text}", "--target", "y"], r"non-numeric feature columns .*\['c'\]"),
+        (["--data", "{nan}", "--target", "y"], r"missing values \(NaN\) in columns \['a'\]"),
+        (["--data", "{inf}", "--target", "y"], r"infinite values in columns \['b'\]"),
         (["--model", "sklearn.linear_model"], "module:Class"),
         (["--model", "sklearn.nothing_here:Ridge"], "cannot import module"),
         (["--model", "sklearn.linear_model:Nope"], "has no class 'Nope'"),
+        (["--model", "sklearn.pipeline:Pipeline"], "cannot be built without arguments"),
+        (["--model", "math:pi"], "has no class 'pi'"),
+        (["--model", "collections:OrderedDict"], "not an estimator"),
         (["--method", "kernel"], "not available yet"),
         (["--rows", "0"], "positive integer"),
+        (["--rows", "x"], "positive integer"),
         (["--max-evals", "3", "--method", "permutation"], "too small"),
+        (["--backend", "fastest"], "'backend' parameter"),
+        (["--output", "{dir}"], "is a directory"),
+        (["--output", "{missing}/sub/p.png"], "does not exist"),
+        (["--output", "{dir}/p.txt"], r"cannot write \.txt files"),
+        (["--no-such-option"], "unrecognized arguments"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_code_2(tmp_path, csv_files, capsys, args, message):
-    names = {**{k: str(v) for k, v in csv_files.items()}, "missing": str(tmp_path / "no.csv")}
-    args = [a.format(**names) for a in args]
-    code = main(["explain", *args, "--output", str(tmp_path / "p.png"), *FAST])
+    args = [a.format(**csv_files) for a in args]
+    output = [] if "--output" in args else ["--output", str(tmp_path / "p.png")]
+    code = main(["explain", *FAST, *LINEAR, *output, *args])  # a later --model wins
     captured = capsys.readouterr()
     assert code == ExitCode.USAGE_ERROR
-    lines = captured.err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("skshapley: error: ")
-    assert pytest.importorskip("re").search(message, lines[0])
-    assert "Traceback" not in captured.err
+    assert re.search(message, _one_line_error(captured.err))
+    assert captured.out == ""  # checks run before the work: no half-printed table
+    assert not (tmp_path / "p.png").exists()
 
 
 def test_unavailable_backend_exits_4(tmp_path, capsys):
@@ -96,9 +205,51 @@ def test_unavailable_backend_exits_4(tmp_path, capsys):
 
     if "cupy" in available_backends():
         pytest.skip("cupy works here")
-    code = main(["explain", "--backend", "cupy", "--output", str(tmp_path / "p.png"), *FAST])
+    code = main(["explain", "--backend", "cupy", "--output", str(tmp_path / "p.png"), *FAST,
+                 *LINEAR])
     assert code == ExitCode.BACKEND_UNAVAILABLE
-    assert "Backend 'cupy' is unavailable" in capsys.readouterr().err
+    assert "Backend 'cupy' is unavailable" in _one_line_error(capsys.readouterr().err)
+
+
+@pytest.fixture
+def broken_model(tmp_path, monkeypatch):
+    """A module ``broken_model`` whose estimator fits but fails to predict."""
+    (tmp_path / "broken_model.py").write_text(
+        "from sklearn.base import BaseEstimator, RegressorMixin\n"
+        "class Broken(RegressorMixin, BaseEstimator):\n"
+        "    def fit(self, X, y):\n"
+        "        self.n_features_in_ = X.shape[1]\n"
+        "        return self\n"
+        "    def predict(self, X):\n"
+        "        raise RuntimeError('the model broke\\non two lines')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return ["--model", "broken_model:Broken", "--output", str(tmp_path / "p.png"), *FAST]
+
+
+def test_a_failing_computation_exits_1_with_one_line(broken_model, capsys):
+    assert main(["explain", *broken_model]) == ExitCode.RUNTIME_ERROR
+    line = _one_line_error(capsys.readouterr().err)
+    assert line == "skshapley: error: the model broke on two lines"
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_debug_shows_the_traceback(broken_model, capsys, where):
+    argv = ["--debug", "explain", *broken_model] if where == "before" \
+        else ["explain", *broken_model, "--debug"]
+    assert main(argv) == ExitCode.RUNTIME_ERROR
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "RuntimeError: the model broke" in err
+    assert err.rstrip().endswith("skshapley: error: the model broke on two lines")
+
+
+def test_ctrl_c_exits_130(monkeypatch, capsys):
+    def interrupted(args, out):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_explain", interrupted)
+    assert main(["explain"]) == ExitCode.INTERRUPTED
+    assert capsys.readouterr().err == "skshapley: interrupted\n"
 
 
 def test_no_command_prints_help_and_exits_2(capsys):
@@ -106,13 +257,44 @@ def test_no_command_prints_help_and_exits_2(capsys):
     assert "explain" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv", [["--help"], ["explain", "--help"], ["--version"]])
+def test_help_and_version_exit_0(capsys, argv):
+    assert main(argv) == ExitCode.OK
+    out = capsys.readouterr().out
+    assert ("usage: skshapley" in out) or re.fullmatch(r"skshapley \S+\n", out)
+
+
+def test_exit_codes_are_published_numbers():
+    assert {code.name: int(code) for code in ExitCode} == {
+        "OK": 0, "RUNTIME_ERROR": 1, "USAGE_ERROR": 2, "BACKEND_UNAVAILABLE": 4,
+        "INTERRUPTED": 130,
+    }
+
+
 def test_python_dash_m_runs(tmp_path):
     completed = subprocess.run(
-        [sys.executable, "-m", "skshapley", "explain", *FAST, "--output", str(tmp_path / "p.png")],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        [sys.executable, "-m", "skshapley", "explain", "--rows", "3", "--output",
+         str(tmp_path / "p.png")],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path, env=_subprocess_env(),
     )
     assert completed.returncode == 0, completed.stderr
-    assert "mean |SHAP|" in completed.stdout
+    assert sorted(name for name, _, _ in _table(completed.stdout)) == DIABETES
+    assert (tmp_path / "p.png").read_bytes()[:8] == PNG_MAGIC
     failed = subprocess.run([sys.executable, "-m", "skshapley", "explain", "--rows", "x"],
                             capture_output=True, text=True, timeout=300, cwd=tmp_path)
-    assert failed.returncode == 2 and "Traceback" not in failed.stderr
+    assert failed.returncode == 2
+    _one_line_error(failed.stderr)
+
+
+def test_a_closed_stdout_pipe_is_no_traceback(tmp_path):
+    # The reader leaves before the table is written (`skshapley explain | head -0`).
+    process = subprocess.Popen(
+        [sys.executable, "-m", "skshapley", "explain", *FAST, *LINEAR, "--output",
+         str(tmp_path / "p.png")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path, env=_subprocess_env(),
+    )
+    process.stdout.close()
+    _, err = process.communicate(timeout=300)
+    assert process.returncode == ExitCode.RUNTIME_ERROR, err
+    assert err == b""
+    assert (tmp_path / "p.png").read_bytes()[:8] == PNG_MAGIC  # saved before the table

@@ -1,22 +1,15 @@
-import matplotlib.pyplot as plt
-import numpy as np
-import pytest
+import matplotlib
 
-from skshapley import Explanation
-from skshapley import plotting
+matplotlib.use("Agg")
 
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.container import BarContainer, ErrorbarContainer  # noqa: E402
 
-@pytest.fixture
-def explanation(rng):
-    values = rng.normal(size=(12, 5)) * [5.0, 1.0, 3.0, 0.5, 2.0]
-    return Explanation(values, np.full(12, 7.0), rng.normal(size=(12, 5)), list("abcde"),
-                       std_errors=np.abs(rng.normal(size=(12, 5))) * 0.1, method="permutation")
+from skshapley import Explanation, plotting  # noqa: E402
 
-
-def _bars(ax):
-    from matplotlib.container import BarContainer
-
-    return next(c for c in ax.containers if isinstance(c, BarContainer))
+Z95 = 1.959963984540054  # two-sided 95 % normal quantile
 
 
 @pytest.fixture(autouse=True)
@@ -25,79 +18,254 @@ def close_figures():
     plt.close("all")
 
 
-def test_bar_heights_order_and_error_bars(explanation):
+@pytest.fixture
+def explanation(rng):
+    # Scales make the importance order clear: a, c, e, b, d.
+    values = rng.normal(size=(12, 5)) * [5.0, 1.0, 3.0, 0.5, 2.0]
+    return Explanation(values, np.full(12, 7.0), rng.normal(size=(12, 5)), list("abcde"),
+                       std_errors=np.abs(rng.normal(size=(12, 5))) * 0.1, method="permutation")
+
+
+def _order(explanation):
+    return np.argsort(-explanation.mean_abs(), kind="stable")
+
+
+def _bars(ax):
+    return next(c for c in ax.containers if isinstance(c, BarContainer))
+
+
+def _error_bars(ax):
+    """(centres, half-widths) of the first x-error bars on ax, top row first."""
+    container = next(c for c in ax.containers if isinstance(c, ErrorbarContainer)
+                     or (isinstance(c, BarContainer) and c.errorbar is not None))
+    errorbar = container.errorbar if isinstance(container, BarContainer) else container
+    segments = np.array(errorbar.lines[2][0].get_segments())  # (rows, 2 ends, xy)
+    return segments[:, :, 0].mean(axis=1), (segments[:, 1, 0] - segments[:, 0, 0]) / 2
+
+
+def _labels(ax):
+    return [t.get_text() for t in ax.get_yticklabels()]
+
+
+# --- bar ------------------------------------------------------------------------------
+
+
+def test_bar_heights_are_mean_abs_sorted_with_95_percent_error_bars(explanation):
     ax = plotting.bar(explanation)
-    order = np.argsort(-explanation.mean_abs(), kind="stable")
-    heights = [patch.get_width() for patch in ax.patches]
-    np.testing.assert_allclose(heights, explanation.mean_abs()[order])
-    assert [t.get_text() for t in ax.get_yticklabels()] == [explanation.feature_names[j] for j in order]
-    # the error bar's segments span height ± 1.96 * SE of the mean |phi|
-    segments = _bars(ax).errorbar.lines[2][0].get_segments()
-    half_widths = [(seg[1][0] - seg[0][0]) / 2 for seg in segments]
-    np.testing.assert_allclose(half_widths, 1.959964 * explanation.mean_abs_std_errors()[order],
-                               rtol=1e-6)
+    order = _order(explanation)
+    assert "".join(_labels(ax)) == "acebd"
+    np.testing.assert_allclose([p.get_width() for p in ax.patches],
+                               explanation.mean_abs()[order], rtol=1e-12)
+    centres, half_widths = _error_bars(ax)
+    np.testing.assert_allclose(centres, explanation.mean_abs()[order], rtol=1e-12)
+    np.testing.assert_allclose(half_widths, Z95 * explanation.mean_abs_std_errors()[order],
+                               rtol=1e-12)
+    # the first label is the top row
+    assert ax.get_yticks()[0] == max(ax.get_yticks())
+
+
+def test_bar_ties_keep_the_lower_feature_index_first():
+    values = np.array([[1.0, -2.0, 2.0, -1.0], [-1.0, 2.0, -2.0, 1.0]])
+    tied = Explanation(values, np.zeros(2), np.zeros((2, 4)), ["w", "x", "y", "z"])
+    assert _labels(plotting.bar(tied)) == ["x", "y", "w", "z"]
 
 
 def test_bar_lumps_features_beyond_max_display(explanation):
     ax = plotting.bar(explanation, max_display=3)
-    order = np.argsort(-explanation.mean_abs(), kind="stable")
-    heights = [patch.get_width() for patch in ax.patches]
-    assert len(heights) == 3
-    np.testing.assert_allclose(heights[2], explanation.mean_abs()[order[2:]].sum())
-    assert ax.get_yticklabels()[2].get_text() == "3 other features"
+    order = _order(explanation)
+    heights = [p.get_width() for p in ax.patches]
+    assert _labels(ax) == ["a", "c", "3 other features"]
+    np.testing.assert_allclose(heights[2], explanation.mean_abs()[order[2:]].sum(), rtol=1e-12)
+    # the lumped bar's error adds the others' errors in quadrature
+    _, half_widths = _error_bars(ax)
+    se = explanation.mean_abs_std_errors()
+    np.testing.assert_allclose(half_widths[2], Z95 * np.sqrt((se[order[2:]] ** 2).sum()),
+                               rtol=1e-12)
+    # max_display equal to the number of features lumps nothing
+    assert len(plotting.bar(explanation, max_display=5).patches) == 5
 
 
-def test_bar_without_error_bars_for_exact_values(explanation):
+@pytest.mark.parametrize("std_errors", [None, "zeros"])
+def test_bar_has_no_error_bars_without_standard_errors(explanation, std_errors):
     exact = Explanation(explanation.values, explanation.base_values, explanation.data,
-                        explanation.feature_names, std_errors=np.zeros((12, 5)))
+                        explanation.feature_names,
+                        std_errors=None if std_errors is None else np.zeros((12, 5)))
     ax = plotting.bar(exact)
     assert _bars(ax).errorbar is None
+    assert ax.get_title(loc="right") == ""
 
 
-def test_beeswarm_positions_are_the_values(explanation):
+@pytest.mark.parametrize("max_display", [0, -1, 2.5, "3", True])
+def test_max_display_must_be_a_positive_int(explanation, max_display):
+    for plot in (plotting.bar, plotting.beeswarm, plotting.waterfall):
+        with pytest.raises(ValueError, match="'max_display' parameter must be an int >= 1"):
+            plot(explanation, max_display=max_display)
+
+
+# --- beeswarm -------------------------------------------------------------------------
+
+
+def test_beeswarm_x_positions_are_the_values_in_bar_order(explanation):
     ax = plotting.beeswarm(explanation)
-    order = np.argsort(-explanation.mean_abs(), kind="stable")
-    for collection, j in zip(ax.collections, order):
+    order = _order(explanation)
+    assert _labels(ax) == _labels(plotting.bar(explanation))
+    rows = ax.get_yticks()
+    for collection, j, row in zip(ax.collections, order, rows, strict=True):
         offsets = collection.get_offsets()
-        np.testing.assert_allclose(offsets[:, 0], explanation.values[:, j])
-    # colours follow the feature value: the row with the largest value gets shade 1
-    shades = ax.collections[0].get_array()
-    assert shades[np.argmax(explanation.data[:, order[0]])] == 1.0
+        np.testing.assert_array_equal(offsets[:, 0], explanation.values[:, j])
+        # vertical jitter stays within its row
+        assert np.all(np.abs(offsets[:, 1] - row) <= 0.3)
+    assert [line.get_xdata()[0] for line in ax.get_lines()] == [0.0]  # the line at phi = 0
 
 
-def test_waterfall_ends_at_the_prediction_and_lumps(explanation):
-    ax = plotting.waterfall(explanation, 3, max_display=3)
+def test_beeswarm_jitter_is_seeded(explanation):
+    first = plotting.beeswarm(explanation).collections[0].get_offsets()
+    again = plotting.beeswarm(explanation).collections[0].get_offsets()
+    other = plotting.beeswarm(explanation, random_state=1).collections[0].get_offsets()
+    np.testing.assert_array_equal(first, again)
+    assert not np.array_equal(first[:, 1], other[:, 1])
+
+
+def test_beeswarm_colours_are_value_ranks():
+    values = np.array([[3.0, 1.0, 0.5], [2.0, -1.0, 0.1], [-4.0, 1.5, 0.2], [1.0, 0.0, 0.3]])
+    data = np.array([[10.0, 0.0, 5.0], [-2.0, 1.0, 5.0], [100.0, 0.0, 5.0], [3.0, 1.0, 5.0]])
+    e = Explanation(values, np.zeros(4), data, ["cont", "binary", "constant"])
+    ax = plotting.beeswarm(e)
+    shades = [np.asarray(c.get_array()) for c in ax.collections]
+    # ranks, not min-max: the outlier 100 does not squash the others to blue
+    np.testing.assert_allclose(shades[0], [2 / 3, 0.0, 1.0, 1 / 3])
+    np.testing.assert_array_equal(shades[1], [0.0, 1.0, 0.0, 1.0])  # binary: blue and red
+    np.testing.assert_array_equal(shades[2], [0.5] * 4)  # constant: the middle colour
+    colorbar_axes = [a for a in ax.figure.axes if a is not ax]
+    assert colorbar_axes[0].get_ylabel() == "feature value (low → high)"
+    assert ax.collections[0].get_cmap().name == "coolwarm"
+
+
+def test_beeswarm_lumps_the_rest_into_one_row_of_sums(explanation):
+    ax = plotting.beeswarm(explanation, max_display=2)
+    order = _order(explanation)
+    assert _labels(ax) == ["a", "4 other features"]
+    np.testing.assert_allclose(ax.collections[1].get_offsets()[:, 0],
+                               explanation.values[:, order[1:]].sum(axis=1), rtol=1e-12)
+
+
+# --- waterfall ------------------------------------------------------------------------
+
+
+def test_waterfall_walks_from_base_to_prediction(explanation):
+    row = 3
+    ax = plotting.waterfall(explanation, row)
+    phi = explanation.values[row]
+    order = np.argsort(-np.abs(phi), kind="stable")
+    widths = np.array([p.get_width() for p in ax.patches])
+    starts = np.array([p.get_x() for p in ax.patches])
+    np.testing.assert_allclose(widths, phi[order], rtol=1e-12)
+    assert starts[0] == 7.0  # the base value
+    np.testing.assert_allclose(starts[1:], 7.0 + np.cumsum(phi[order])[:-1], rtol=1e-12)
+    np.testing.assert_allclose(starts[-1] + widths[-1], explanation.predictions[row],
+                               rtol=1e-12)
+    # error bars of ±1.96 SE at each bar's end
+    centres, half_widths = _error_bars(ax)
+    np.testing.assert_allclose(centres, starts + widths, rtol=1e-12)
+    np.testing.assert_allclose(half_widths, Z95 * explanation.std_errors[row, order],
+                               rtol=1e-12)
+    # the axis shows the base line and every error bar
+    low, high = ax.get_xlim()
+    assert low < min(7.0, (centres - half_widths).min())
+    assert high > (centres + half_widths).max()
+
+
+def test_waterfall_lumps_and_still_ends_at_the_prediction(explanation):
+    ax = plotting.waterfall(explanation, -1, max_display=3)
+    phi = explanation.values[-1]
+    order = np.argsort(-np.abs(phi), kind="stable")
+    assert len(ax.patches) == 3 and _labels(ax)[2] == "3 other features"
+    np.testing.assert_allclose(ax.patches[2].get_width(), phi[order[2:]].sum(), rtol=1e-12)
     last = ax.patches[-1]
-    end = last.get_x() + last.get_width()
-    np.testing.assert_allclose(end, explanation.predictions[3])
-    assert len(ax.patches) == 3
-    np.testing.assert_allclose(ax.patches[0].get_x(), 7.0)  # starts at the base value
-    with pytest.raises(ValueError, match="'row' parameter must be in"):
-        plotting.waterfall(explanation, 12)
+    np.testing.assert_allclose(last.get_x() + last.get_width(), explanation.predictions[-1],
+                               rtol=1e-12)
+    _, half_widths = _error_bars(ax)
+    np.testing.assert_allclose(
+        half_widths[2], Z95 * np.sqrt((explanation.std_errors[-1, order[2:]] ** 2).sum()),
+        rtol=1e-12)
 
 
-def test_multi_output_selects_the_column(rng):
-    values = rng.normal(size=(6, 3, 2))
-    multi = Explanation(values, np.zeros((6, 2)), rng.normal(size=(6, 3)), list("xyz"),
-                        output_names=["no", "yes"])
+@pytest.mark.parametrize("row", [12, -13, 1.0])
+def test_waterfall_rejects_a_bad_row(explanation, row):
+    with pytest.raises(ValueError, match=r"'row' parameter must be an int in \[-12, 11\]"):
+        plotting.waterfall(explanation, row)
+
+
+# --- several outputs ------------------------------------------------------------------
+
+
+@pytest.fixture
+def multi(rng):
+    values = rng.normal(size=(6, 3, 2)) * np.array([[1.0, 1.0], [3.0, 0.1], [0.1, 3.0]])
+    return Explanation(values, np.array([[1.0, -1.0]] * 6), rng.normal(size=(6, 3)),
+                       list("xyz"), std_errors=np.abs(rng.normal(size=(6, 3, 2))) * 0.1,
+                       output_names=["no", "yes"])
+
+
+def test_output_selects_the_column(multi):
+    column = multi.values[:, :, 1]
+    order = np.argsort(-np.abs(column).mean(axis=0), kind="stable")
+    assert list(order[:1]) == [2]  # z matters for "yes", y for "no"
     ax = plotting.bar(multi, output=1)
-    order = np.argsort(-np.abs(values[:, :, 1]).mean(axis=0), kind="stable")
     np.testing.assert_allclose([p.get_width() for p in ax.patches],
-                               np.abs(values[:, :, 1]).mean(axis=0)[order])
+                               np.abs(column).mean(axis=0)[order], rtol=1e-12)
+    _, half_widths = _error_bars(ax)
+    np.testing.assert_allclose(half_widths, Z95 * multi.mean_abs_std_errors()[order, 1],
+                               rtol=1e-12)
     assert "output yes" in ax.get_xlabel()
-    with pytest.raises(ValueError, match="'output' parameter must be in"):
-        plotting.bar(multi, output=2)
+    swarm = plotting.beeswarm(multi, output=1)
+    np.testing.assert_array_equal(swarm.collections[0].get_offsets()[:, 0], column[:, 2])
+    fall = plotting.waterfall(multi, 2, output=1)
+    last = fall.patches[-1]
+    np.testing.assert_allclose(last.get_x() + last.get_width(), -1.0 + column[2].sum(),
+                               rtol=1e-12)
+    assert _labels(plotting.bar(multi, output=0))[0] == "y"
 
 
-def test_summary_and_accessor(explanation, tmp_path):
-    figure = explanation.plot.summary()
-    assert len(figure.axes) == 3  # bar, beeswarm and its colour bar
+@pytest.mark.parametrize("output", [2, -1, 0.5])
+def test_output_out_of_range(multi, explanation, output):
+    with pytest.raises(ValueError, match=r"'output' parameter must be an int in \[0, 1\]"):
+        plotting.bar(multi, output=output)
+    with pytest.raises(ValueError, match="'output' parameter must be 0 for a single-output"):
+        plotting.beeswarm(explanation, output=output)
+
+
+# --- summary and convergence ----------------------------------------------------------
+
+
+def test_summary_puts_bar_and_beeswarm_rows_level(explanation, tmp_path):
+    figure = plotting.summary(explanation, max_display=4, title="my title")
+    left, right, colorbar = figure.axes
+    assert figure._suptitle.get_text() == "my title"
+    assert _labels(left) == ["a", "c", "e", "2 other features"]
+    np.testing.assert_array_equal(left.get_yticks(), right.get_yticks())
+    assert left.get_ylim() == right.get_ylim()
+    # the figure places both panels at the same height, so the rows line up on the page
+    assert left.get_position().y0 == pytest.approx(right.get_position().y0)
+    assert left.get_position().y1 == pytest.approx(right.get_position().y1)
+    assert colorbar.get_ylabel() == "feature value (low → high)"
     figure.savefig(tmp_path / "s.png")
-    assert (tmp_path / "s.png").stat().st_size > 5000
-    assert explanation.plot.waterfall(0).get_xlabel().startswith("model output")
+    assert (tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_plot_accessor_calls_the_plotting_functions(explanation):
+    assert _labels(explanation.plot.bar()) == _labels(plotting.bar(explanation))
+    assert explanation.plot.waterfall(0).get_xlabel().startswith("model output: base 7")
+    assert len(explanation.plot.summary().axes) == 3
 
 
 def test_convergence_plot():
     ax = plotting.convergence([0.4, 0.2, 0.1], label="antithetic")
     assert ax.get_yscale() == "log"
+    np.testing.assert_array_equal(ax.get_lines()[0].get_xdata(), [1, 2, 3])
     np.testing.assert_array_equal(ax.get_lines()[0].get_ydata(), [0.4, 0.2, 0.1])
+    assert ax.get_legend().get_texts()[0].get_text() == "antithetic"
+    plotting.convergence([0.3, 0.1], ax=ax, label="orthogonal")
+    assert len(ax.get_lines()) == 2
+    with pytest.raises(ValueError, match="'history' parameter must be a 1-d sequence"):
+        plotting.convergence([[0.1, 0.2]])

@@ -11,7 +11,6 @@ from skshapley.approximators._api import (
 )
 from skshapley.approximators._exact import all_coalitions, exact_shapley
 from skshapley.approximators._owen import owen_shapley
-from skshapley.approximators._stratified import stratified_shapley
 from skshapley.approximators._permutation import (
     make_sampler,
     minimum_budget,
@@ -23,6 +22,7 @@ from skshapley.approximators._risk import (
     feature_error_quantiles,
     overall_error_quantile,
 )
+from skshapley.approximators._stratified import stratified_shapley
 
 __all__ = [
     "METHODS",

@@ -5,8 +5,8 @@ from __future__ import annotations
 from skshapley.approximators._exact import MAX_EXACT_PLAYERS, exact_shapley
 from skshapley.approximators._owen import owen_shapley
 from skshapley.approximators._permutation import permutation_shapley
-from skshapley.approximators._stratified import stratified_shapley
 from skshapley.approximators._result import ShapleyResult
+from skshapley.approximators._stratified import stratified_shapley
 
 METHODS = ("auto", "exact", "permutation", "stratified", "owen", "owen_halved")
 # Accepted by the design (DESIGN.md §4.4) and built by later issues.

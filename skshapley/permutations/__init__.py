@@ -14,12 +14,12 @@ from skshapley.permutations._kernels import (
 from skshapley.permutations._mc import Antithetic, MonteCarlo
 from skshapley.permutations._philox import Philox
 from skshapley.permutations._quadrature import KernelHerding, SequentialBayesianQuadrature
+from skshapley.permutations._sphere import ArgsortSobol, Orthogonal, SobolSphere
 from skshapley.permutations._uniformity import (
     UniformityTestResult,
     chi2_uniformity_test,
     mmd_uniformity_test,
 )
-from skshapley.permutations._sphere import ArgsortSobol, Orthogonal, SobolSphere
 
 SAMPLERS = {
     "mc": MonteCarlo,

@@ -7,8 +7,8 @@ from sklearn.utils._param_validation import (  # noqa: F401
     StrOptions,
     validate_params,
 )
-from sklearn.utils.validation import validate_data  # noqa: F401
 from sklearn.utils._set_output import _get_output_config as get_output_config  # noqa: F401, E402
 from sklearn.utils.validation import (  # noqa: F401, E402
     _check_feature_names_in as check_feature_names_in,
 )
+from sklearn.utils.validation import validate_data  # noqa: F401

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
-
 from oracles import set_function, shapley_by_orderings, shapley_by_subsets
+
 from skshapley.approximators import exact_shapley, shapley_values
 from skshapley.games import AdditiveGame, CallableGame, UnanimityGame
 
