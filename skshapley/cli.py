@@ -77,8 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--rows", type=_positive_int, default=20,
                          help="explain the first N rows (default 20)")
     explain.add_argument("--method", default="auto",
-                         help="auto (default), exact, permutation, stratified, owen or "
-                              "owen_halved (see ShapleyExplainer)")
+                         help="auto (default), exact, permutation, kernel, leverage, kadd, "
+                              "surrogate, stratified, owen or owen_halved (see "
+                              "ShapleyExplainer)")
     explain.add_argument("--max-evals", type=_max_evals, default="auto",
                          help="coalition evaluations per row, or auto")
     explain.add_argument("--tol", type=float, default=None,

@@ -1,6 +1,7 @@
 """Estimate the Shapley values of a game within a budget (DESIGN.md §4.2)."""
 
 from skshapley.approximators._api import (
+    AUTO_POLICY,
     METHODS,
     check_method,
     default_budget,
@@ -16,6 +17,7 @@ from skshapley.approximators._permutation import (
     minimum_budget,
     permutation_shapley,
 )
+from skshapley.approximators._regression import REGRESSION_METHODS, regression_shapley
 from skshapley.approximators._result import ShapleyResult
 from skshapley.approximators._risk import (
     RunningCovariance,
@@ -25,7 +27,9 @@ from skshapley.approximators._risk import (
 from skshapley.approximators._stratified import stratified_shapley
 
 __all__ = [
+    "AUTO_POLICY",
     "METHODS",
+    "REGRESSION_METHODS",
     "RunningCovariance",
     "ShapleyResult",
     "all_coalitions",
@@ -40,6 +44,7 @@ __all__ = [
     "owen_shapley",
     "stratified_shapley",
     "permutation_shapley",
+    "regression_shapley",
     "resolve_method",
     "resolve_sampler",
     "shapley_values",

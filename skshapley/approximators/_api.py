@@ -4,13 +4,26 @@ from __future__ import annotations
 
 from skshapley.approximators._exact import MAX_EXACT_PLAYERS, exact_shapley
 from skshapley.approximators._owen import owen_shapley
+from skshapley.approximators._coalitions import minimum_design_budget
 from skshapley.approximators._permutation import permutation_shapley
+from skshapley.approximators._regression import REGRESSION_METHODS, regression_shapley
 from skshapley.approximators._result import ShapleyResult
 from skshapley.approximators._stratified import stratified_shapley
 
-METHODS = ("auto", "exact", "permutation", "stratified", "owen", "owen_halved")
-# Accepted by the design (DESIGN.md §4.4) and built by later issues.
-PLANNED_METHODS = ("kernel", "kadd", "leverage", "tree")
+METHODS = ("auto", "exact", "permutation", "stratified", "owen", "owen_halved",
+           *REGRESSION_METHODS)
+# Accepted by the design (DESIGN.md §4.4) and built by a later issue.
+PLANNED_METHODS = ("tree",)
+
+# What "auto" picks below 2^d, measured in benchmarks/results/accuracy.md (issue 4):
+# rows (largest budget per player, method), first match wins. Leverage-score sampling is
+# the most accurate at about 10 evaluations per player; from a few tens per player on,
+# the odd-Fourier surrogate wins (its third-order terms are chosen by cross-validation,
+# so where they do not help it falls back to paired KernelSHAP).
+AUTO_POLICY = (
+    (30, "leverage"),
+    (float("inf"), "surrogate"),
+)
 
 # Largest d for which "auto" enumerates when no budget is given: 2^10 = 1024 evaluations.
 AUTO_EXACT_PLAYERS = 10
@@ -47,6 +60,8 @@ def method_minimum_budget(method: str, n_players: int, unit: int = 2) -> int:
         return 2 + (2 * d if d >= 2 else 0) + 4 * d * max(d - 2, 0)
     if method in ("owen", "owen_halved"):
         return 2 + 4 * (d + 1)
+    if method in REGRESSION_METHODS:
+        return min(minimum_design_budget(d), 2**d)
     return 2 if d == 1 else 2 + unit * (d - 1)
 
 
@@ -67,14 +82,21 @@ def resolve_sampler(sampler, n_players: int, budget: int):
     return "orthogonal" if n_players > 2 and n_orders >= 4 * (n_players - 1) else "antithetic"
 
 
-def resolve_method(method: str, n_players: int, budget: int) -> str:
-    """``"auto"``: enumerate when 2^d fits the budget (and d <= 20), else sample orderings."""
+def resolve_method(method: str, n_players: int, budget: int, tol=None) -> str:
+    """``"auto"``: enumerate when 2^d fits the budget (and d <= 20); else, with ``tol``,
+    sample orderings (the estimator that stops early); else the regression estimator of
+    :data:`AUTO_POLICY` for the budget per player, or antithetic orderings when the
+    budget is below the regression's minimum 2 + 2d."""
     method = check_method(method)
     if method != "auto":
         return method
-    if n_players <= MAX_EXACT_PLAYERS and 2**n_players <= budget:
+    d = n_players
+    if d <= MAX_EXACT_PLAYERS and 2**d <= budget:
         return "exact"
-    return "permutation"
+    if tol is not None or budget < minimum_design_budget(d):
+        return "permutation"
+    per_player = budget / d
+    return next(name for limit, name in AUTO_POLICY if per_player < limit)
 
 
 def shapley_values(game, method="auto", budget=None, tol=None, random_state=None,
@@ -84,8 +106,9 @@ def shapley_values(game, method="auto", budget=None, tol=None, random_state=None
     Parameters
     ----------
     game : Game
-    method : {"auto", "exact", "permutation", "stratified", "owen", "owen_halved"}
-        ``"auto"`` enumerates when 2^d <= budget, else samples antithetic orderings.
+    method : {"auto", "exact", "permutation", "stratified", "owen", "owen_halved", \
+"kernel", "leverage", "kadd", "surrogate"}
+        ``"auto"`` enumerates when 2^d <= budget; otherwise see :func:`resolve_method`.
     budget : int, optional
         Coalition evaluations, v(∅) and v(N) included; default
         :func:`default_budget` (2^d for d <= 10, else 2 + 64 (d - 1)).
@@ -95,7 +118,8 @@ def shapley_values(game, method="auto", budget=None, tol=None, random_state=None
     **options
         Passed to the approximator (``sampler``, ``check_interval``, ``quantile_level``
         for ``"permutation"``; ``max_players`` for ``"exact"``; ``n_runs``,
-        ``quadrature`` for the Owen methods).
+        ``quadrature`` for the Owen methods; ``order``, ``max_terms``, ``allocation``,
+        ``coalition_sampler`` for the regression methods).
 
     Returns
     -------
@@ -110,7 +134,7 @@ def shapley_values(game, method="auto", budget=None, tol=None, random_state=None
     """
     if budget is None:
         budget = default_budget(game.n_players)
-    method = resolve_method(method, game.n_players, budget)
+    method = resolve_method(method, game.n_players, budget, tol)
     if method == "exact":
         return exact_shapley(game, budget, **options)
     if method == "permutation":
@@ -119,6 +143,9 @@ def shapley_values(game, method="auto", budget=None, tol=None, random_state=None
         return permutation_shapley(game, budget, tol=tol, random_state=random_state, **options)
     if tol is not None:
         raise ValueError(f"tol is only supported by method='permutation'; got method={method!r}.")
+    if method in REGRESSION_METHODS:
+        return regression_shapley(game, budget, method=method, random_state=random_state,
+                                  **options)
     if method == "stratified":
         return stratified_shapley(game, budget, random_state=random_state, **options)
     return owen_shapley(game, budget, halved=method == "owen_halved",

@@ -98,10 +98,15 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         Output to explain. "auto": ``predict`` for regressors; ``decision_function``
         (else log-odds of ``predict_proba``) for classifiers. A callable is called as
         ``f(estimator, X)``.
-    method : {"auto", "exact", "permutation", "stratified", "owen", "owen_halved"}, \
-            default="auto"
-        "auto" enumerates all coalitions when 2^d <= max_evals, else samples orderings.
-        "stratified" and the Owen methods are the comparison methods of [P] §2.10.
+    method : {"auto", "exact", "permutation", "stratified", "owen", "owen_halved", \
+            "kernel", "leverage", "kadd", "surrogate"}, default="auto"
+        "auto" enumerates all coalitions when 2^d <= max_evals; otherwise, with ``tol``,
+        samples orderings (the estimator that stops early), and without it uses the
+        regression estimator measured most accurate for the budget (§9, see
+        ``skshapley.approximators.AUTO_POLICY``): leverage-score KernelSHAP below 30
+        evaluations per feature, the odd-Fourier surrogate above. "kernel" is paired
+        KernelSHAP, "kadd" k-additive KernelSHAP. "stratified" and the Owen methods are
+        the comparison methods of [P] §2.10.
     sampler : {"auto", "antithetic", "mc", "orthogonal", "sobol", "argsort_sobol", \
             "herding", "sbq"} or PermutationSampler, default="auto"
         Ordering sampler of ``method="permutation"``. "auto": orthogonal frames when
@@ -111,7 +116,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
     max_evals : int or "auto", default="auto"
         Coalition evaluations per explained row, v(∅) and v(N) included (each costs
         one model call on ``background`` rows). "auto": 2^d for d <= 10 (exact), else
-        2 + 64 (d - 1), i.e. 32 antithetic pairs of orderings.
+        2 + 64 (d - 1) (the budget of 32 antithetic pairs of orderings).
     tol : float, optional
         Stop a row early once the 95 % quantile of its estimated overall error
         ||phi_hat - phi||_2 is below ``tol`` (§3.5).
@@ -245,7 +250,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         background = self._select_background(X_checked, rng)
         max_evals = default_budget(n_features) if self.max_evals == "auto" else self.max_evals
-        method = resolve_method(self.method, n_features, max_evals)
+        method = resolve_method(self.method, n_features, max_evals, self.tol)
         sampler = resolve_sampler(self.sampler, n_features, max_evals)
         if method == "exact" and max_evals < 2**n_features:
             raise ValueError(

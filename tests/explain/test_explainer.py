@@ -169,7 +169,7 @@ def test_fit_rejects_bad_settings(diabetes, rng):
     with pytest.raises(NotFittedError):
         ShapleyExplainer(Ridge(), prefit=True).fit(X.values)
     with pytest.raises(ValueError, match=r"accepted values are \['auto', 'exact', 'permutation'"):
-        ShapleyExplainer(Ridge(), method="kernel").fit(X.values, y)
+        ShapleyExplainer(Ridge(), method="tree").fit(X.values, y)
     with pytest.raises(ValueError, match=r"must be one of \['auto', 'exact', 'permutation'"):
         ShapleyExplainer(Ridge(), method="shapley").fit(X.values, y)
     with pytest.raises(ValueError, match=r"max_evals=100 is too small for method='exact'"):
@@ -186,7 +186,7 @@ def test_failed_fit_leaves_the_fitted_state_unchanged(diabetes):
     X, y = diabetes
     explainer = ShapleyExplainer(Ridge(), background=10, random_state=0).fit(X.values, y)
     before = explainer.transform(X.values[:2])
-    explainer.set_params(method="kernel")
+    explainer.set_params(method="tree")
     with pytest.raises(ValueError):
         explainer.fit(X.values[:, :4], y)
     assert explainer.n_features_in_ == 10

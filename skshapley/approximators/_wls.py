@@ -1,0 +1,144 @@
+"""Weighted least squares with one exact linear constraint, and its sandwich variance
+over sampled blocks (§9.1, §9.4).
+
+The regression estimators of the KernelSHAP family all reduce to
+
+    minimise  sum_i w_i (y_i - x_i' beta)^2   subject to   a' beta = c,
+
+followed by a linear read-out phi = T beta. The constraint (efficiency) is imposed by
+eliminating one coordinate, so it holds to round-off whatever the data; the reduced
+normal equations are solved by Cholesky, never by an explicit inverse.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy.linalg import LinAlgError, cho_factor, cho_solve, eigh
+
+from skshapley.exceptions import BudgetWarning
+
+
+def _solve_normal(hessian, rhs):
+    """Cholesky solve; a singular system (too few coalitions for the unknowns) falls back
+    to the minimum-norm solution with a warning."""
+    try:
+        factor = cho_factor(hessian, lower=True, check_finite=False)
+        solution = cho_solve(factor, rhs, check_finite=False)
+        inverse_apply = lambda b: cho_solve(factor, b, check_finite=False)  # noqa: E731
+        if np.all(np.isfinite(solution)):
+            return solution, inverse_apply, True
+    except LinAlgError:
+        pass
+    eigenvalues, vectors = eigh(hessian)
+    keep = eigenvalues > eigenvalues.max() * hessian.shape[0] * np.finfo(float).eps
+    pinv = (vectors[:, keep] / eigenvalues[keep]) @ vectors[:, keep].T
+    warnings.warn(
+        f"the regression has {hessian.shape[0] + 1} unknowns but its design has rank "
+        f"{int(keep.sum()) + 1}: the budget is too small for this estimator, so the "
+        "minimum-norm solution is returned; increase the budget or use method='kernel'.",
+        BudgetWarning, stacklevel=4,
+    )
+    return pinv @ rhs, (lambda b: pinv @ b), False
+
+
+def constrained_wls(features, weights, targets, constraint, value, readout, *,
+                    penalty=None, influence=True):
+    """Solve the constrained problem and return the read-out and what the variance needs.
+
+    Parameters
+    ----------
+    features : float64 (n, p)
+    weights : float64 (n,)
+    targets : float64 (n, k)
+    constraint : float64 (p,)
+        The vector a of a' beta = c.
+    value : float64 (k,)
+        The right-hand side c, one per output.
+    readout : float64 (d, p)
+        T in phi = T beta.
+    penalty : float64 (p,), optional
+        Ridge penalty per coefficient (0 for the unpenalised ones).
+    influence : bool, default=True
+        Whether to compute the influence rows (skipped when only a fit is needed).
+
+    Returns
+    -------
+    phi : float64 (d, k)
+    beta : float64 (p, k)
+    influence : float64 (n, d, k) or None
+        Each observation's first-order contribution to phi - E phi: the rows of the
+        sandwich estimator, to be summed within blocks.
+    """
+    features = np.asarray(features, dtype=np.float64)
+    n, p = features.shape
+    pivot = int(np.argmax(np.abs(constraint)))
+    rest = np.delete(np.arange(p), pivot)
+    scale = constraint[rest] / constraint[pivot]
+    # beta_pivot = (c - a_rest' theta) / a_pivot: substitute into the residual.
+    reduced = features[:, rest] - np.outer(features[:, pivot], scale)
+    shifted = targets - np.outer(features[:, pivot], value / constraint[pivot])
+    weighted = reduced * weights[:, None]
+    hessian = reduced.T @ weighted
+    if penalty is not None:
+        hessian[np.diag_indices_from(hessian)] += penalty[rest]
+    theta, apply_inverse, _ = _solve_normal(hessian, weighted.T @ shifted)
+    beta = np.empty((p, targets.shape[1]))
+    beta[rest] = theta
+    beta[pivot] = (value - constraint[rest] @ theta) / constraint[pivot]
+    phi = readout @ beta
+    if not influence:
+        return phi, beta, None
+    # d phi / d theta = T_rest - T_pivot scale'  (through the eliminated coordinate).
+    lift = readout[:, rest] - np.outer(readout[:, pivot], scale)  # (d, p-1)
+    projected = reduced @ apply_inverse(lift.T)  # (n, d): row i is (lift H^-1 x_i)'
+    residuals = shifted - reduced @ theta  # (n, k)
+    rows = projected[:, :, None] * (weights[:, None] * residuals)[:, None, :]
+    return phi, beta, rows
+
+
+def stratified_covariance(block_influence, strata, population):
+    """Covariance of a sum over sampled blocks, stratified, without replacement.
+
+    Parameters
+    ----------
+    block_influence : float64 (n_blocks, d, k)
+        Summed influence of each sampled block.
+    strata : int64 (n_blocks,)
+        Stratum of each block.
+    population : dict
+        Blocks in the population of each stratum (for the finite-population correction).
+
+    Returns
+    -------
+    covariance : float64 (k, d, d)
+        Strata with a single sampled block are pooled with their neighbour (collapsed
+        strata), which can only overstate the variance.
+    """
+    n_blocks, d, k = block_influence.shape
+    covariance = np.zeros((k, d, d))
+    if n_blocks == 0:
+        return covariance
+    labels = np.unique(strata)
+    groups, current = [], []
+    for label in labels:
+        current.append(label)
+        if np.isin(strata, current).sum() >= 2:
+            groups.append(current)
+            current = []
+    if current:
+        if groups:
+            groups[-1].extend(current)
+        else:
+            groups.append(current)
+    for group in groups:
+        members = np.isin(strata, group)
+        m = int(members.sum())
+        if m < 2:
+            return np.full((k, d, d), np.inf)
+        total = sum(population[label] for label in group)
+        fpc = max(0.0, 1.0 - m / total)
+        centred = block_influence[members] - block_influence[members].mean(axis=0)
+        covariance += fpc * m / (m - 1) * np.einsum("bik,bjk->kij", centred, centred)
+    return covariance
