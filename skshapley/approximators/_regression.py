@@ -187,30 +187,18 @@ def regression_shapley(game, budget: int, *, method: str = "kernel", order: int 
     n_evaluations = game.n_evaluations - start
     empty, grand = values[0], values[1]
     delta = grand - empty
-    pairs = design.n_pairs
-    side, other = values[2 : 2 + pairs], values[2 + pairs :]
-
-    if method == "kadd":
-        terms = moebius_terms(d, min(order, d - 1))
-        coalitions = design.coalitions
-        features = moebius_features(coalitions, terms)
-        readout = term_readout(d, terms, lambda size: 1.0 / size)
-        phi, _, influence = constrained_wls(
-            features, design.weights, np.concatenate([side, other]) - empty,
-            np.ones(len(terms)), delta, readout)
-        influence = influence[:pairs] + influence[pairs:]  # one block per pair
-    else:
-        differences = side - other  # twice the odd part at each pair's first side
-        terms = [(j,) for j in range(d)]
-        if method == "surrogate" and d >= 3:
-            terms = terms + _select_third_order(design, differences, delta, d, max_terms,
-                                                design_rng)
-        features = odd_character_features(design.first, terms)
-        phi, _, influence = _odd_fit(features, design, differences, delta, terms, d)
+    phi, influence, terms = fit_design(method, design, values[2:], empty, delta,
+                                       order=order, max_terms=max_terms, rng=design_rng)
 
     sampled = design.blocks >= 0
     covariance = stratified_covariance(influence[sampled], design.blocks[sampled],
                                        design.stratum_sizes)
+    # Residuals of a fit with p free coefficients on n pairs are shrunk by about
+    # (n - p) / n; undo it (the HC1 correction), or the bars are too narrow when the
+    # surrogate has many terms or the budget buys few pairs.
+    # Only odd terms matter: pairing makes the even ones of "kadd" orthogonal to phi.
+    free = sum(len(t) % 2 for t in terms) - 1
+    covariance *= design.n_pairs / max(design.n_pairs - free, 1)
     std_errors = np.sqrt(np.clip(np.diagonal(covariance, axis1=1, axis2=2), 0, None)).T
     n_draws = design.n_sampled_pairs
     inflation = small_sample_inflation(n_draws, quantile_level) if n_draws else 1.0
@@ -231,6 +219,51 @@ def regression_shapley(game, budget: int, *, method: str = "kernel", order: int 
         risk_is_heuristic=not (isinstance(coalition_sampler, str)
                                and coalition_sampler == "random"),
     )
+
+
+def fit_design(method, design, values, empty, delta, *, order=2, max_terms=None, rng=None):
+    """Fit ``method``'s surrogate to the evaluated design and read off phi.
+
+    Parameters
+    ----------
+    method : {"kernel", "leverage", "kadd", "surrogate"}
+    design : CoalitionDesign
+    values : float64 (n_coalitions, k)
+        v at ``design.coalitions``.
+    empty, delta : float64 (k,)
+        v(∅) and v(N) - v(∅).
+
+    Returns
+    -------
+    phi : float64 (d, k)
+    influence : float64 (n_pairs, d, k)
+        Each pair's contribution to the sandwich variance.
+    terms : list of tuple
+        The surrogate's terms.
+    """
+    d = design.first.shape[1]
+    pairs = design.n_pairs
+    side, other = values[:pairs], values[pairs:]
+
+    if method == "kadd":
+        terms = moebius_terms(d, min(order, d - 1))
+        coalitions = design.coalitions
+        features = moebius_features(coalitions, terms)
+        readout = term_readout(d, terms, lambda size: 1.0 / size)
+        phi, _, influence = constrained_wls(
+            features, design.weights, np.concatenate([side, other]) - empty,
+            np.ones(len(terms)), delta, readout)
+        influence = influence[:pairs] + influence[pairs:]  # one block per pair
+    else:
+        differences = side - other  # twice the odd part at each pair's first side
+        terms = [(j,) for j in range(d)]
+        if method == "surrogate" and d >= 3:
+            terms = terms + _select_third_order(design, differences, delta, d, max_terms,
+                                                rng)
+        features = odd_character_features(design.first, terms)
+        phi, _, influence = _odd_fit(features, design, differences, delta, terms, d)
+
+    return phi, influence, terms
 
 
 def _first_order_residuals(first, weights, differences, delta, d):

@@ -218,3 +218,24 @@ def test_comparison_methods_in_the_explainer(diabetes, method):
     np.testing.assert_allclose(explainer.transform(X.iloc[1:2])[0], phi[1], rtol=1e-12)
     with pytest.raises(ValueError, match=f"too small for method='{method}'"):
         ShapleyExplainer(LinearRegression(), method=method, max_evals=30).fit(X, y)
+
+
+@pytest.mark.parametrize("method", ["kernel", "leverage", "kadd", "surrogate"])
+def test_regression_methods_in_the_explainer(diabetes, forest, method):
+    X, y = diabetes
+    explainer = ShapleyExplainer(LinearRegression(), method=method, max_evals=300,
+                                 background=20, random_state=0).fit(X, y)
+    phi = explainer.transform(X.iloc[:3])
+    w = explainer.estimator_.coef_
+    np.testing.assert_allclose(phi, w * (X.values[:3] - explainer.background_.mean(axis=0)),
+                               rtol=1e-9, atol=1e-9)  # additive: exact at any budget
+    with pytest.raises(ValueError, match=f"too small for method='{method}'"):
+        ShapleyExplainer(LinearRegression(), method=method, max_evals=21).fit(X, y)
+    # A forest: efficiency per row, error bars present, the budget spent exactly.
+    explanation = ShapleyExplainer(forest, prefit=True, method=method, max_evals=300,
+                                   background=X.values[:30], random_state=0).fit(
+        X.values).explain(X.values[:4])
+    predictions = forest.predict(X.values[:4])
+    np.testing.assert_allclose(explanation.values.sum(axis=1) + explanation.base_values,
+                               predictions, rtol=1e-9)
+    assert np.all(explanation.std_errors > 0) and np.all(explanation.n_evaluations == 300)

@@ -1,0 +1,205 @@
+"""Regression estimators (§9): exactness, efficiency, the model class each is exact on,
+calibrated standard errors, budgets."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skshapley.approximators import (
+    AUTO_POLICY,
+    all_coalitions,
+    exact_shapley,
+    regression_shapley,
+    resolve_method,
+    shapley_values,
+)
+from skshapley.approximators._coalitions import paired_design, size_mass
+from skshapley.approximators._regression import fit_design
+from skshapley.exceptions import BudgetWarning
+from skshapley.games import AdditiveGame, CallableGame, UnanimityGame
+
+METHODS = ["kernel", "leverage", "kadd", "surrogate"]
+
+
+def table_game(table, d):
+    powers = 1 << np.arange(d)
+    return CallableGame(lambda S: table[S.astype(np.int64) @ powers], d)
+
+
+def random_table(d, k=None, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(2**d,) if k is None else (2**d, k))
+
+
+def unanimity(d, carriers, coefficients):
+    masks = np.zeros((len(carriers), d), dtype=int)
+    for row, carrier in enumerate(carriers):
+        masks[row, list(carrier)] = 1
+    return UnanimityGame(masks, coefficients)
+
+
+def test_design_keeps_every_size_mass_and_is_complementary():
+    d = 9
+    for n in (20, 100, 300, 510):
+        design = paired_design(d, n, rng=np.random.default_rng(n))
+        assert design.n_coalitions <= n
+        coalitions = design.coalitions
+        sizes = coalitions.sum(axis=1)
+        assert np.all((sizes > 0) & (sizes < d))
+        np.testing.assert_array_equal(coalitions[: design.n_pairs], ~coalitions[design.n_pairs :])
+        assert np.unique(coalitions, axis=0).shape[0] == design.n_coalitions  # no repeats
+        mass = size_mass(d)
+        for s in np.unique(sizes):  # every drawn size carries exactly its kernel mass
+            assert design.weights[sizes == s].sum() == pytest.approx(mass[s])
+
+
+def test_complete_design_reproduces_exact_values():
+    # The regression on every coalition is exact (Lundberg & Lee 2017, Thm 2; §9.2).
+    d = 7
+    table = random_table(d, k=2)
+    design = paired_design(d, 2**d - 2, rng=np.random.default_rng(0))
+    assert design.is_complete
+    exact = exact_shapley(table_game(table, d)).values
+    powers = 1 << np.arange(d)
+    values = table[design.coalitions.astype(np.int64) @ powers]
+    for method in ("kernel", "leverage", "kadd"):
+        phi, influence, _ = fit_design(method, design, values, table[0], table[-1] - table[0])
+        np.testing.assert_allclose(phi, exact, atol=1e-10)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_full_budget_is_exact(method):
+    d = 6
+    table = random_table(d)
+    result = regression_shapley(table_game(table, d), 2**d, method=method, random_state=0)
+    np.testing.assert_allclose(result.values, exact_shapley(table_game(table, d)).values,
+                               atol=1e-12)
+    assert result.n_evaluations == 2**d and np.all(result.std_errors == 0)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_efficiency_holds_to_round_off(method):
+    d = 11
+    table = random_table(d, k=3, seed=1)
+    for budget in (30, 200, 900):
+        result = regression_shapley(table_game(table, d), budget, method=method,
+                                    random_state=budget)
+        np.testing.assert_allclose(result.values.sum(axis=0),
+                                   result.grand_value - result.empty_value, atol=1e-9)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_exact_on_two_additive_games_whatever_the_budget(method):
+    # Pairing cancels the even part; a 2-additive game's odd part is first order, which
+    # every estimator here fits exactly (and so symmetric players get equal values).
+    d = 12
+    game = unanimity(d, [(0,), (1, 2), (3, 4), (5,), (6, 7)], [1.0, 2.0, -1.5, 0.5, 3.0])
+    exact = exact_shapley(game).values
+    result = regression_shapley(game, 60, method=method, random_state=3)
+    np.testing.assert_allclose(result.values, exact, atol=1e-10)
+    assert result.values[1] == pytest.approx(result.values[2], abs=1e-12)
+    assert abs(result.values[8]) < 1e-12  # a null player
+
+
+def test_surrogate_captures_third_order_interactions_that_kernel_cannot():
+    d = 10
+    game = unanimity(d, [(0, 1, 2), (3,), (4, 5)], [4.0, 1.0, 2.0])
+    exact = exact_shapley(game).values
+    surrogate = regression_shapley(game, 400, method="surrogate", random_state=0)
+    kernel = regression_shapley(game, 400, method="kernel", random_state=0)
+    np.testing.assert_allclose(surrogate.values, exact, atol=1e-9)
+    assert np.abs(kernel.values - exact).max() > 1e-3
+    assert np.all(surrogate.std_errors < 1e-6)  # a perfect fit leaves nothing to vary
+
+
+def test_kadd_is_paired_kernelshap():
+    # Under pairing the even (second-order) terms are orthogonal to the odd part.
+    d = 8
+    table = random_table(d, seed=4)
+    kadd = regression_shapley(table_game(table, d), 120, method="kadd", random_state=7)
+    kernel = regression_shapley(table_game(table, d), 120, method="kernel", random_state=7)
+    np.testing.assert_allclose(kadd.values, kernel.values, atol=1e-10)
+
+
+def test_multi_output_equals_one_output_at_a_time():
+    d = 9
+    table = random_table(d, k=2, seed=5)
+    both = regression_shapley(table_game(table, d), 150, method="kernel", random_state=2)
+    for k in range(2):
+        one = regression_shapley(table_game(table[:, k], d), 150, method="kernel",
+                                 random_state=2)
+        np.testing.assert_allclose(both.values[:, k], one.values, atol=1e-12)
+        np.testing.assert_allclose(both.std_errors[:, k], one.std_errors, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["kernel", "leverage", "surrogate"])
+def test_two_sigma_intervals_cover_about_95_percent(method):
+    # A non-additive game with exact values: 10 players, values of a smooth model with
+    # interactions (products and a max), standard errors checked over seeded repeats.
+    d = 10
+    X = all_coalitions(d).astype(float)
+    table = (X @ np.linspace(1, 2, d) + 3 * X[:, 0] * X[:, 1] - 2 * X[:, 2] * X[:, 3] * X[:, 4]
+             + np.maximum(X[:, 5:].sum(axis=1) - 2, 0) ** 1.5)
+    exact = exact_shapley(table_game(table, d)).values
+    z = np.array([(r.values - exact) / r.std_errors for r in (
+        regression_shapley(table_game(table, d), 200, method=method, random_state=seed)
+        for seed in range(120))])
+    coverage = np.mean(np.abs(z) < 2)
+    assert 0.88 <= coverage <= 0.99, coverage
+
+
+@settings(max_examples=30, deadline=None)
+@given(d=st.integers(4, 11), extra=st.integers(0, 400), method=st.sampled_from(METHODS))
+def test_budget_is_never_exceeded(d, extra, method):
+    budget = min(2 + 2 * d + extra, 2**d - 1)
+    game = table_game(random_table(d, seed=d), d)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BudgetWarning)
+        result = regression_shapley(game, budget, method=method, random_state=extra)
+    assert result.n_evaluations == game.n_evaluations <= budget
+    assert np.all(np.isfinite(result.values))
+
+
+def test_qmc_coalitions_are_flagged_heuristic():
+    d = 10
+    table = random_table(d, seed=6)
+    result = regression_shapley(table_game(table, d), 300, method="kernel",
+                                coalition_sampler="orthogonal", random_state=0)
+    assert result.risk_is_heuristic and result.n_evaluations <= 300
+    plain = regression_shapley(table_game(table, d), 300, method="kernel", random_state=0)
+    assert not plain.risk_is_heuristic
+
+
+def test_auto_policy_follows_the_table():
+    assert resolve_method("auto", 10, 1024) == "exact"
+    assert resolve_method("auto", 30, 10 * 30) == "leverage"
+    assert resolve_method("auto", 30, 50 * 30) == "surrogate"
+    assert resolve_method("auto", 30, 50 * 30, tol=0.1) == "permutation"
+    assert resolve_method("auto", 30, 60) == "permutation"  # below 2 + 2d
+    assert [name for _, name in AUTO_POLICY] == ["leverage", "surrogate"]
+    game = AdditiveGame(np.arange(1.0, 31.0))
+    result = shapley_values(game, budget=300, random_state=0)
+    assert result.method == "leverage"
+    np.testing.assert_allclose(result.values, np.arange(1.0, 31.0), atol=1e-9)
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"method": "lasso"}, "'method' parameter must be one of"),
+    ({"order": 0}, "'order' parameter"),
+    ({"quantile_level": 1.0}, "'quantile_level'"),
+    ({"coalition_sampler": "bogus"}, "'coalition_sampler' parameter"),
+    ({"allocation": "bogus"}, "'allocation' parameter"),
+])
+def test_bad_parameters_are_named(kwargs, match):
+    game = table_game(random_table(6), 6)
+    with pytest.raises(ValueError, match=match):
+        regression_shapley(game, 40, **kwargs)
+    assert game.n_evaluations == 0
+
+
+def test_too_small_budget_says_how_much_is_needed():
+    with pytest.raises(ValueError, match="at least 22"):
+        regression_shapley(table_game(random_table(10), 10), 21, method="kernel")
