@@ -15,6 +15,7 @@ from skshapley.approximators._common import (
 )
 from skshapley.approximators._result import ShapleyResult
 from skshapley.approximators._risk import (
+    ReplicateCovariance,
     RunningCovariance,
     overall_error_quantile,
     small_sample_inflation,
@@ -131,9 +132,20 @@ def permutation_shapley(
     # streams (QMC, herding), or fewer than two blocks, fall back to units as draws with
     # the i.i.d. formulas, flagged as heuristic.
     block = sampler.block_size
+    replicates = getattr(sampler, "replicates", None)
     risk_is_heuristic = block is None or (block > unit and n_orders_max < 2 * block)
     if risk_is_heuristic:
         block = unit
+    if replicates:
+        # Randomised QMC: rows come in rounds of one point per independent replicate; the
+        # draws are the replicate means (§3.6), so whole rounds are bought.
+        block, risk_is_heuristic = replicates, False
+        if n_orders_max < replicates:
+            raise ValueError(
+                f"budget={budget} buys {n_orders_max} orderings, fewer than the sampler's "
+                f"{replicates} replicates; increase budget to at least "
+                f"{minimum_budget(d, replicates)} or lower replicates."
+            )
     start = game.n_evaluations
     if d == 1:
         empty, grand = endpoint_values(game)
@@ -170,7 +182,8 @@ def permutation_shapley(
             values = as_matrix(game.values(np.concatenate([endpoints, coalitions])))
             empty, grand, inner = values[0], values[1], values[2:]
             n_outputs = empty.shape[0]
-            trackers = [RunningCovariance(d) for _ in range(n_outputs)]
+            trackers = [ReplicateCovariance(d, replicates) if replicates
+                        else RunningCovariance(d) for _ in range(n_outputs)]
             weighted_sum = np.zeros((d, n_outputs))
             error = np.full(n_outputs, np.inf)
         else:
@@ -190,12 +203,17 @@ def permutation_shapley(
     while n_draws < max_draws:
         batch_draws = min(check_interval, max_draws - n_draws)
         contributions = evaluate(np.ascontiguousarray(sampler.random(batch_draws * block)))
-        # One draw = the mean of one independent block (an antithetic pair), §3.6.
-        draws = contributions.reshape(batch_draws, block, d, n_outputs).mean(axis=1)
-        for output, tracker in enumerate(trackers):
-            tracker.update(draws[:, :, output])
+        if replicates:
+            rounds = contributions.reshape(batch_draws, block, d, n_outputs)
+            for output, tracker in enumerate(trackers):
+                tracker.update(rounds[..., output])
+        else:
+            # One draw = the mean of one independent block (an antithetic pair), §3.6.
+            draws = contributions.reshape(batch_draws, block, d, n_outputs).mean(axis=1)
+            for output, tracker in enumerate(trackers):
+                tracker.update(draws[:, :, output])
         n_draws += batch_draws
-        if n_draws >= 2:
+        if n_draws >= 2 and (not replicates or replicates >= 2):
             # The same Gaussian draws serve every output, so an output's error estimate
             # does not depend on which other outputs share the game.
             normal_draws = risk_rng.standard_normal((RISK_DRAWS, d))
@@ -206,7 +224,7 @@ def permutation_shapley(
             ])
             # Few draws: widen the Gaussian quantile by t_{K-1} / z, the small-sample
             # inflation of §3.6 (factor 1.42 at K = 5 pairs, 1.02 at K = 64).
-            error *= small_sample_inflation(n_draws, quantile_level)
+            error *= small_sample_inflation(replicates or n_draws, quantile_level)
             history.append(float(error.max()))
             if tol is not None and error.max() < tol:
                 converged = True
@@ -215,6 +233,8 @@ def permutation_shapley(
     # Orderings left over after the last whole block (orthogonal frames of 2(d - 1)) still
     # improve the estimate; the block statistics then describe n / block effective blocks.
     leftover = n_orders_max - n_draws * block if converged is not True else 0
+    if replicates:
+        leftover = 0  # a partial round would weight some replicates more than others
     if leftover:
         evaluate(np.ascontiguousarray(sampler.random(leftover)))
     n_orders_used = n_draws * block + leftover
@@ -240,7 +260,7 @@ def permutation_shapley(
         empty_value=scalar_or_array(empty, game),
         grand_value=scalar_or_array(grand, game),
         n_permutations=n_orders_used,
-        n_draws=n_draws,
+        n_draws=replicates or n_draws,
         quantile_level=quantile_level,
         history=tuple(history),
         risk_is_heuristic=risk_is_heuristic,

@@ -66,6 +66,50 @@ class RunningCovariance:
         return np.sqrt(np.clip(np.diag(self.estimate_covariance()), 0.0, None))
 
 
+class ReplicateCovariance:
+    """Covariance of the mean of R independent randomised-QMC replicates (§3.6).
+
+    Rows arrive in rounds of R, one row per replicate; the draws of the risk estimate
+    are the R replicate means, so C = cov(replicate means) / R, whatever the dependence
+    between the rows of one replicate.
+
+    Parameters
+    ----------
+    n_features : int
+    n_replicates : int
+        R >= 2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skshapley.approximators._risk import ReplicateCovariance
+    >>> acc = ReplicateCovariance(1, 2)
+    >>> acc.update(np.array([[[1.0], [3.0]], [[3.0], [5.0]]]))  # two rounds of 2
+    >>> acc.estimate_covariance()  # replicate means 2 and 4
+    array([[1.]])
+    """
+
+    def __init__(self, n_features: int, n_replicates: int):
+        self.n = n_replicates  # the number of draws (§3.6: K = R)
+        self.rounds = 0
+        self.sums = np.zeros((n_replicates, n_features))
+
+    def update(self, rounds) -> None:
+        """Add rounds (n_rounds, R, p): row r of each round belongs to replicate r."""
+        rounds = np.asarray(rounds, dtype=np.float64)
+        self.sums += rounds.sum(axis=0)
+        self.rounds += rounds.shape[0]
+
+    def estimate_covariance(self) -> np.ndarray:
+        if self.rounds == 0:
+            return np.full((self.sums.shape[1],) * 2, np.inf)
+        means = self.sums / self.rounds
+        return np.cov(means.T, ddof=1).reshape(self.sums.shape[1], -1) / self.n
+
+    def std_errors(self) -> np.ndarray:
+        return np.sqrt(np.clip(np.diag(self.estimate_covariance()), 0.0, None))
+
+
 def overall_error_quantile(covariance, quantile_level=0.95, *, n_draws=4096, rng=None,
                            normal_draws=None):
     """The q-quantile of ||Delta||_2 for Delta ~ N(0, C) (§3.4, recommended method).

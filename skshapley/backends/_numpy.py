@@ -201,17 +201,19 @@ def _mix64(z):
     return z ^ (z >> np.uint64(31))
 
 
-def philox_keys(seed, indices):
-    """Round keys (len(indices), 24): SplitMix64 outputs 24 j .. 24 j + 23 from ``seed``."""
+def philox_keys(seed, indices, rounds=PHILOX_ROUNDS):
+    """Round keys (len(indices), rounds): SplitMix64 outputs rounds j .. rounds j + rounds - 1
+    from ``seed``."""
     with np.errstate(over="ignore"):
-        counters = (np.asarray(indices, dtype=np.uint64)[:, None] * np.uint64(PHILOX_ROUNDS)
-                    + np.arange(1, PHILOX_ROUNDS + 1, dtype=np.uint64)[None, :])
+        counters = (np.asarray(indices, dtype=np.uint64)[:, None] * np.uint64(rounds)
+                    + np.arange(1, rounds + 1, dtype=np.uint64)[None, :])
         return _mix64(np.uint64(seed) + counters * np.uint64(SPLITMIX_GAMMA)) & np.uint64(
             0xFFFFFFFF)
 
 
 def philox_bijection(values, keys, n_bits):
-    """Apply the keyed bijection to ``values`` (n, m) with keys (n, 24)."""
+    """Apply the keyed bijection to ``values`` (n, m) with keys (n, rounds): one Feistel
+    round per key column (24 in the sampler; fewer only to test that they are needed)."""
     left_bits = n_bits // 2
     right_bits = n_bits - left_bits
     left_mask, right_mask = np.uint64((1 << left_bits) - 1), np.uint64((1 << right_bits) - 1)
@@ -219,7 +221,7 @@ def philox_bijection(values, keys, n_bits):
     left = values >> np.uint64(right_bits)
     right = values & right_mask
     with np.errstate(over="ignore"):
-        for r in range(PHILOX_ROUNDS):
+        for r in range(keys.shape[1]):
             product = np.uint64(PHILOX_M0) * left
             high, low = product >> np.uint64(32), product & np.uint64(0xFFFFFFFF)
             new_left = (high ^ keys[:, r : r + 1] ^ right) & left_mask
@@ -229,7 +231,7 @@ def philox_bijection(values, keys, n_bits):
     return (left << np.uint64(right_bits)) | right
 
 
-def philox_orders(seed, start, out):
+def philox_orders(seed, start, out, rounds=PHILOX_ROUNDS):
     """Orderings ``start .. start + n - 1`` of the counter-based stream of ``seed`` (§2.8).
 
     Parameters
@@ -239,6 +241,8 @@ def philox_orders(seed, start, out):
     start : int
         Index of the first ordering.
     out : int64 (n, d)
+    rounds : int, default=24
+        Feistel rounds; the sampler always uses 24 (tests show fewer are not uniform).
 
     Returns
     -------
@@ -246,7 +250,7 @@ def philox_orders(seed, start, out):
     """
     n, d = out.shape
     n_bits = philox_bits(d)
-    keys = philox_keys(seed, np.arange(start, start + n))
+    keys = philox_keys(seed, np.arange(start, start + n), rounds)
     domain = np.broadcast_to(np.arange(1 << n_bits, dtype=np.uint64), (n, 1 << n_bits))
     images = philox_bijection(domain, keys, n_bits)
     kept = images < np.uint64(d)

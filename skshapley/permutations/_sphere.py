@@ -107,6 +107,37 @@ def _sobol_points(engine, n):
         return engine.random(n)
 
 
+class _ReplicatedSobol:
+    """One scrambled Sobol stream, or R independently scrambled ones read round-robin:
+    row g of the output comes from replicate g mod R (§3.6)."""
+
+    def __init__(self, dimension, rng, replicates):
+        if replicates is not None and (isinstance(replicates, bool)
+                                       or not isinstance(replicates, int) or replicates < 2):
+            raise ValueError(
+                f"The 'replicates' parameter must be None or an integer >= 2; got "
+                f"{replicates!r}."
+            )
+        self.replicates = replicates
+        seeds = rng.spawn(replicates) if replicates else [rng]
+        self.engines = [_scrambled_sobol(dimension, seed) for seed in seeds]
+
+    def reset(self):
+        for engine in self.engines:
+            engine.reset()
+
+    def random(self, n, start):
+        if not self.replicates:
+            return _sobol_points(self.engines[0], n)
+        rows = np.arange(start, start + n) % self.replicates
+        out = np.empty((n, self.engines[0].d))
+        for r, engine in enumerate(self.engines):
+            mine = rows == r
+            if mine.any():
+                out[mine] = _sobol_points(engine, int(mine.sum()))
+        return out
+
+
 class SobolSphere(PermutationSampler):
     """Scrambled Sobol points mapped to the sphere S^{d-2} by inverse-CDF hyperspherical
     angles, then to orderings (Algorithm 4 of [P], §2.6).
@@ -114,6 +145,15 @@ class SobolSphere(PermutationSampler):
     The first Sobol coordinate drives the azimuth (as the authors' code does); d = 2 has
     no Sobol dimension and alternates the two orderings from a random start (antithetic
     sampling); d = 1 returns the only ordering. Scrambling keeps every row uniform.
+
+    Parameters
+    ----------
+    n_players : int
+    rng : None, int or Generator
+    replicates : int, optional
+        R >= 2 independently scrambled streams read round-robin (randomised QMC): the
+        permutation approximator then takes the R replicate means as its draws, so its
+        error bars are honest (§3.6). None: one stream, error bars heuristic.
 
     Examples
     --------
@@ -124,10 +164,12 @@ class SobolSphere(PermutationSampler):
 
     block_size = None  # one QMC stream: rows are dependent (§3.6)
 
-    def __init__(self, n_players, *, rng=None):
+    def __init__(self, n_players, *, rng=None, replicates=None):
         super().__init__(n_players, rng=rng)
         self._start = int(self.rng.integers(2))
-        self._engine = _scrambled_sobol(n_players - 2, self.rng) if n_players >= 3 else None
+        self._engine = (_ReplicatedSobol(n_players - 2, self.rng, replicates)
+                        if n_players >= 3 else None)
+        self.replicates = replicates if n_players >= 3 else None
         self._basis = zero_sum_basis(n_players) if n_players >= 2 else None
 
     def _reset_state(self):
@@ -141,7 +183,7 @@ class SobolSphere(PermutationSampler):
         if d == 2:
             index = (np.arange(self.num_generated, self.num_generated + n) + self._start) % 2
             return np.array([[0, 1], [1, 0]], dtype=np.int64)[index]
-        u = _sobol_points(self._engine, n)
+        u = self._engine.random(n, self.num_generated)
         # Built one dimension at a time, coordinate j >= 2 of the point is
         # cos(phi_j) * prod_{k > j} sin(phi_k) and the first two are the azimuth's sine and
         # cosine times prod_{k >= 2} sin(phi_k); with every polar angle drawn in one call,
@@ -161,7 +203,7 @@ class SobolSphere(PermutationSampler):
 
 class ArgsortSobol(PermutationSampler):
     """argsort of scrambled Sobol points of [0, 1)^d (§5.8): each row is uniform, and the
-    stream is low-discrepancy in the cube.
+    stream is low-discrepancy in the cube. ``replicates`` as in :class:`SobolSphere`.
 
     Examples
     --------
@@ -172,12 +214,13 @@ class ArgsortSobol(PermutationSampler):
 
     block_size = None  # one QMC stream: rows are dependent (§3.6)
 
-    def __init__(self, n_players, *, rng=None):
+    def __init__(self, n_players, *, rng=None, replicates=None):
         super().__init__(n_players, rng=rng)
-        self._engine = _scrambled_sobol(n_players, self.rng)
+        self._engine = _ReplicatedSobol(n_players, self.rng, replicates)
+        self.replicates = replicates
 
     def _reset_state(self):
         self._engine.reset()
 
     def _random(self, n):
-        return directions_to_orders(_sobol_points(self._engine, n))
+        return directions_to_orders(self._engine.random(n, self.num_generated))

@@ -135,3 +135,39 @@ def test_orthogonal_spends_the_budget_beyond_whole_frames():
     assert result.n_permutations == 26 and result.n_evaluations == game.count == 132
     assert not result.risk_is_heuristic and result.n_draws == 2
     assert result.values.sum() == pytest.approx(3.5, abs=1e-12)  # v(N) - v(∅)
+
+
+@pytest.mark.parametrize("sampler_class", ["SobolSphere", "ArgsortSobol"])
+def test_rqmc_replicates_give_honest_error_bars(sampler_class):
+    # §3.6: with R independently scrambled replicates the draws are the replicate means;
+    # 2-SE intervals then cover like a t_{R-1} interval (0.936 for R = 16).
+    from skshapley import permutations
+    from skshapley.approximators import all_coalitions, exact_shapley
+    from skshapley.games import CallableGame
+
+    cls = getattr(permutations, sampler_class)
+    d = 8
+    X = all_coalitions(d).astype(float)
+    table = X @ np.arange(1.0, d + 1) + 4 * X[:, 0] * X[:, 1] * X[:, 2] - 3 * X[:, 3] * X[:, 4]
+    powers = 1 << np.arange(d)
+
+    def game():
+        return CallableGame(lambda S: table[S.astype(np.int64) @ powers], d)
+
+    exact = exact_shapley(game()).values
+    z = []
+    for seed in range(80):
+        result = permutation_shapley(game(), 2 + (d - 1) * 64,
+                                     sampler=cls(d, rng=seed, replicates=16), random_state=seed)
+        assert not result.risk_is_heuristic and result.n_draws == 16
+        assert result.n_permutations == 64
+        # players 5..7 are additive: exact in every ordering, SE 0
+        z.append((result.values - exact)[:5] / result.std_errors[:5])
+    assert 0.88 <= np.mean(np.abs(np.array(z)) < 2) <= 0.99
+    single = permutation_shapley(game(), 2 + (d - 1) * 64, sampler=cls(d, rng=0),
+                                 random_state=0)
+    assert single.risk_is_heuristic
+    with pytest.raises(ValueError, match="fewer than the sampler's 16 replicates"):
+        permutation_shapley(game(), 2 + (d - 1) * 8, sampler=cls(d, rng=0, replicates=16))
+    with pytest.raises(ValueError, match="'replicates' parameter"):
+        cls(d, replicates=1)
