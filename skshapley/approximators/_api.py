@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from skshapley.approximators._coalitions import minimum_design_budget
 from skshapley.approximators._exact import MAX_EXACT_PLAYERS, exact_shapley
 from skshapley.approximators._owen import owen_shapley
-from skshapley.approximators._coalitions import minimum_design_budget
 from skshapley.approximators._permutation import permutation_shapley
 from skshapley.approximators._regression import REGRESSION_METHODS, regression_shapley
 from skshapley.approximators._result import ShapleyResult
