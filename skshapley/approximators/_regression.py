@@ -40,8 +40,6 @@ from skshapley.exceptions import BudgetWarning
 from skshapley.utils import as_generator, check_budget
 
 REGRESSION_METHODS = ("kernel", "leverage", "kadd", "surrogate")
-# Above this many players the surrogate spreads its samples equally over sizes.
-SURROGATE_LEVERAGE_PLAYERS = 15
 
 
 # -- feature maps ----------------------------------------------------------------------
@@ -130,11 +128,12 @@ def regression_shapley(game, budget: int, *, method: str = "kernel", order: int 
     order : int, default=2
         Largest interaction order of "kadd".
     max_terms : int, optional
-        "surrogate": most third-order characters kept (default: a quarter of the pairs,
-        at most 600), chosen by their correlation with the first-order residuals.
+        "surrogate": most third-order characters kept (default 600, and never more
+        than the pairs minus d + 4), ranked by their correlation with the first-order
+        residuals; how many of them are used is chosen by 3-fold cross-validation.
     allocation : {"kernel", "leverage"}, optional
         How sampled evaluations are spread over coalition sizes; default "leverage" for
-        ``method="leverage"`` and for "surrogate" above 15 players, else "kernel".
+        "leverage" and "surrogate", else "kernel".
     coalition_sampler : "random", sampler name or PermutationSampler, default="random"
         Sampled coalitions uniform without replacement, or as prefixes of a permutation
         sampler's orderings (QMC designs).
@@ -174,10 +173,9 @@ def regression_shapley(game, budget: int, *, method: str = "kernel", order: int 
         raise _too_small(method, budget, d)
     design_rng, risk_rng = as_generator(random_state).spawn(2)
     if allocation is None:
-        # Measured (benchmarks/results/accuracy.md): the surrogate does better with
-        # kernel-mass allocation on 10 players and with equal allocation on 30.
-        wide = method == "surrogate" and d > SURROGATE_LEVERAGE_PLAYERS
-        allocation = "leverage" if method == "leverage" or wide else "kernel"
+        # Measured (benchmarks/results/accuracy.md): the surrogate, whose third-order
+        # terms live on the middle sizes too, does better with equal allocation.
+        allocation = "leverage" if method in ("leverage", "surrogate") else "kernel"
     design = paired_design(d, budget - 2, allocation=allocation,
                            coalition_sampler=coalition_sampler, rng=design_rng)
     start = game.n_evaluations
@@ -282,6 +280,8 @@ class _Design:
 
 
 CV_FOLDS = 3
+# Most third-order characters the surrogate fits: the fit costs n_pairs * terms^2.
+MAX_SURROGATE_TERMS = 600
 
 
 def _select_third_order(design, differences, delta, d, max_terms, rng):
@@ -290,8 +290,9 @@ def _select_third_order(design, differences, delta, d, max_terms, rng):
     (including none, which is paired KernelSHAP), so the surrogate only grows where it
     predicts held-out pair differences better."""
     n_pairs = design.n_pairs
-    ceiling = max_terms if max_terms is not None else min(400, (n_pairs - d) // 4)
-    ceiling = min(int(ceiling), comb(d, 3), max(0, (n_pairs - d) // 2))
+    # Up to every triple while a few pairs remain for the residuals; CV picks the size.
+    ceiling = max_terms if max_terms is not None else MAX_SURROGATE_TERMS
+    ceiling = min(int(ceiling), comb(d, 3), max(0, n_pairs - d - 4))
     if ceiling <= 0:
         return []
     if max_terms is not None:
