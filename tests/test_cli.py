@@ -96,9 +96,9 @@ def test_csv_with_target_and_sampling_options(tmp_path, capsys):
               str(tmp_path / "p.png"), "--max-evals", "100", *FAST]
     assert main([*common, "--model", "sklearn.tree:DecisionTreeRegressor"]) == ExitCode.OK
     out = capsys.readouterr().out
-    # 12 features cannot be enumerated in 100 evaluations: at 8 per feature "auto" picks
-    # leverage-score KernelSHAP, which spends them all
-    assert "method: leverage" in out and "evaluations per row: 100" in out
+    # 12 features cannot be enumerated in 100 evaluations: "auto" picks the regression
+    # surrogate, which spends them all
+    assert "method: surrogate" in out and "evaluations per row: 100" in out
     table = _table(out)
     assert [name for name, _, _ in table][:2] == ["f0", "f5"]
     assert all(error > 0 for _, _, error in table[:2])  # sampled values carry errors

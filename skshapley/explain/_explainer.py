@@ -103,8 +103,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         "auto" enumerates all coalitions when 2^d <= max_evals; otherwise, with ``tol``,
         samples orderings (the estimator that stops early), and without it uses the
         regression estimator measured most accurate for the budget (§9, see
-        ``skshapley.approximators.AUTO_POLICY``): leverage-score KernelSHAP below 30
-        evaluations per feature, the odd-Fourier surrogate above. "kernel" is paired
+        ``skshapley.approximators.AUTO_POLICY``): the odd-Fourier surrogate, which falls
+        back to paired KernelSHAP where its extra terms do not pay. "kernel" is paired
         KernelSHAP, "kadd" k-additive KernelSHAP. "stratified" and the Owen methods are
         the comparison methods of [P] §2.10.
     sampler : {"auto", "antithetic", "mc", "orthogonal", "sobol", "argsort_sobol", \

@@ -62,7 +62,7 @@ def test_auto_enumerates_when_the_budget_covers_all_coalitions():
     game = UnanimityGame([[1, 1, 1, 0]])
     assert shapley_values(game, budget=16).method == "exact"
     below = shapley_values(UnanimityGame([[1, 1, 1, 0]]), budget=15, random_state=0)
-    assert below.method == "leverage"  # AUTO_POLICY at 15 / 4 evaluations per player
+    assert below.method == "surrogate"  # AUTO_POLICY below 2^d
 
 
 def test_unknown_and_planned_methods_list_the_accepted_values():

@@ -66,7 +66,7 @@ def test_complete_design_reproduces_exact_values():
     powers = 1 << np.arange(d)
     values = table[design.coalitions.astype(np.int64) @ powers]
     for method in ("kernel", "leverage", "kadd"):
-        phi, influence, _ = fit_design(method, design, values, table[0], table[-1] - table[0])
+        phi, _, _, _ = fit_design(method, design, values, table[0], table[-1] - table[0])
         np.testing.assert_allclose(phi, exact, atol=1e-10)
 
 
@@ -175,14 +175,14 @@ def test_qmc_coalitions_are_flagged_heuristic():
 
 def test_auto_policy_follows_the_table():
     assert resolve_method("auto", 10, 1024) == "exact"
-    assert resolve_method("auto", 30, 10 * 30) == "leverage"
+    assert resolve_method("auto", 30, 10 * 30) == "surrogate"
     assert resolve_method("auto", 30, 50 * 30) == "surrogate"
     assert resolve_method("auto", 30, 50 * 30, tol=0.1) == "permutation"
     assert resolve_method("auto", 30, 60) == "permutation"  # below 2 + 2d
-    assert [name for _, name in AUTO_POLICY] == ["leverage", "surrogate"]
+    assert [name for _, name in AUTO_POLICY] == ["surrogate"]
     game = AdditiveGame(np.arange(1.0, 31.0))
     result = shapley_values(game, budget=300, random_state=0)
-    assert result.method == "leverage"
+    assert result.method == "surrogate"
     np.testing.assert_allclose(result.values, np.arange(1.0, 31.0), atol=1e-9)
 
 
