@@ -4,10 +4,11 @@ __version__ = "0.1.0.dev0"
 
 from skshapley._config import config_context, get_config, set_config
 from skshapley._show_versions import show_versions
-from skshapley.explain import Explanation, ShapleyExplainer
+from skshapley.explain import Explanation, RKHSShapRegressor, ShapleyExplainer
 
 __all__ = [
     "Explanation",
+    "RKHSShapRegressor",
     "ShapleyExplainer",
     "__version__",
     "config_context",

@@ -7,6 +7,7 @@ from skshapley.games._response import (
     make_response_function,
     resolve_response_method,
 )
+from skshapley.games._rkhs import RKHSValueGame
 from skshapley.games._synthetic import AdditiveGame, UnanimityGame
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "Game",
     "MarginalGame",
     "RESPONSE_METHODS",
+    "RKHSValueGame",
     "UnanimityGame",
     "make_response_function",
     "resolve_response_method",

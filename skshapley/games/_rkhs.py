@@ -1,0 +1,145 @@
+"""Value functions of a kernel ridge model in closed form (RKHS-SHAP, Chau et al. 2022;
+§6.2-6.3): interventional values by kernel mean embeddings, observational values by
+conditional mean embeddings.
+
+For a product kernel k = prod_j k_j and f = sum_i alpha_i k(x_i, .):
+
+- interventional: v(S) = (alpha * m_{S^c})' K_S with m_{S^c} = G_{S^c} 1 / n, which is
+  exactly (1/n) sum_j f(x'_S, x_{j,S^c}), the marginal game with the training rows as
+  background, features averaged before f is evaluated;
+- observational: v(S) = sum_i alpha_i K_S[i, l] [G_{S^c} beta_l]_i with
+  beta_l = (G_S + n eta I)^{-1} K_S[:, l], i.e. a beta-weighted imputation; v(∅) and v(N)
+  are set explicitly to phi_0 and f(x') (§6.9, pitfall 1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve
+
+from skshapley.games._base import Game
+from skshapley.utils import chunk_rows
+
+KERNELS = ("rbf", "laplace", "linear")
+VALUES = ("interventional", "observational")
+
+
+def scaled_differences(A, B, length_scale, kernel):
+    """(d, len(A), len(B)) per-feature exponents: (a - b)^2 / (2 l^2) for "rbf",
+    |a - b| / l for "laplace"; k_S = exp(-sum_{j in S} of them)."""
+    diff = (A.T[:, :, None] - B.T[:, None, :]) / np.asarray(length_scale)[:, None, None]
+    return 0.5 * diff**2 if kernel == "rbf" else np.abs(diff)
+
+
+def product_kernel(A, B, length_scale, kernel):
+    """k(A, B) for the product kernels, or A B' for "linear"."""
+    if kernel == "linear":
+        return A @ B.T
+    return np.exp(-scaled_differences(A, B, length_scale, kernel).sum(axis=0))
+
+
+class RKHSValueGame(Game):
+    """The RKHS-SHAP game of a kernel ridge model at the rows ``x`` (one output each).
+
+    Parameters
+    ----------
+    background : float64 (n, d)
+        The rows the model was fitted on (or a subsample of them): the embeddings'
+        sample.
+    dual_coef : float64 (n,)
+        alpha of f = sum_i alpha_i k(x_i, .).
+    x : float64 (m, d)
+        The rows to explain; the game has m outputs.
+    length_scale : float64 (d,)
+    kernel : {"rbf", "laplace", "linear"}
+    value : {"interventional", "observational"}
+    cme_regularization : float
+        eta > 0 of the conditional mean embedding's ridge penalty n eta (§6.3).
+    intercept : float
+        Added to f (``fit_intercept``); it cancels in every Shapley value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skshapley.games import RKHSValueGame
+    >>> X = np.random.default_rng(0).normal(size=(20, 3))
+    >>> game = RKHSValueGame(X, np.ones(20), X[:2], np.ones(3))
+    >>> game.values(np.array([[True, True, True]])).shape
+    (1, 2)
+    """
+
+    def __init__(self, background, dual_coef, x, length_scale, *, kernel="rbf",
+                 value="interventional", cme_regularization=1e-3, intercept=0.0):
+        background = np.asarray(background, dtype=np.float64)
+        super().__init__(background.shape[1])
+        if kernel not in KERNELS:
+            raise ValueError(f"The 'kernel' parameter must be one of {list(KERNELS)}; "
+                             f"got {kernel!r}.")
+        if value not in VALUES:
+            raise ValueError(f"The 'value' parameter must be one of {list(VALUES)}; "
+                             f"got {value!r}.")
+        if kernel == "linear" and value == "observational":
+            raise ValueError("kernel='linear' supports only value='interventional': the "
+                             "conditional mean embedding needs a product kernel (§6.2).")
+        self.background = background
+        self.alpha = np.asarray(dual_coef, dtype=np.float64)
+        self.x = np.atleast_2d(np.asarray(x, dtype=np.float64))
+        self.length_scale = np.broadcast_to(np.asarray(length_scale, dtype=np.float64),
+                                            (self.n_players,))
+        self.kernel, self.value = kernel, value
+        self.eta = float(cme_regularization)
+        self.intercept = float(intercept)
+        n = background.shape[0]
+        if kernel == "linear":
+            self._mean = background.mean(axis=0)
+        else:
+            self._train = scaled_differences(background, background, self.length_scale,
+                                             kernel)  # (d, n, n)
+            self._test = scaled_differences(background, self.x, self.length_scale,
+                                            kernel)  # (d, n, m)
+        self.empty_ = float(self.alpha @ product_kernel(
+            background, background, self.length_scale, kernel).mean(axis=1)) + self.intercept
+        self.full_ = (self.alpha @ product_kernel(background, self.x, self.length_scale,
+                                                  kernel)) + self.intercept
+        self._n = n
+
+    def _values(self, coalitions):
+        if self.kernel == "linear":
+            # f(x'_S, mean of X_{S^c}) = sum_j w_j (x'_j on S, mean elsewhere): additive.
+            w = self.background.T @ self.alpha
+            mixed = np.where(coalitions[:, None, :], self.x[None, :, :], self._mean)
+            return mixed @ w + self.intercept
+        m = self.x.shape[0]
+        out = np.empty((coalitions.shape[0], m))
+        d, n = self.n_players, self._n
+        per = chunk_rows(8.0 * n * (n + m) * 2)
+        for start in range(0, coalitions.shape[0], per):
+            Z = coalitions[start : start + per].astype(np.float64)
+            if self.value == "interventional":
+                K_S = np.exp(-np.tensordot(Z, self._test, axes=(1, 0)))  # (c, n, m)
+                m_rest = np.exp(-np.tensordot(1.0 - Z, self._train, axes=(1, 0))).mean(axis=2)
+                out[start : start + Z.shape[0]] = np.einsum(
+                    "ci,cim->cm", self.alpha[None, :] * m_rest, K_S)
+            else:
+                for c, z in enumerate(coalitions[start : start + per]):
+                    out[start + c] = self._observational(z)
+        out += self.intercept
+        # v(∅) and v(N) are set explicitly: the formulas' values there are not phi_0 and
+        # f(x') for the observational game, and using predict's numbers keeps efficiency
+        # exact against predict (§6.2, §6.3).
+        sizes = coalitions.sum(axis=1)
+        out[sizes == 0] = self.empty_
+        out[sizes == d] = self.full_
+        return out
+
+    def _observational(self, z):
+        n = self._n
+        if not z.any() or z.all():
+            return np.zeros(self.x.shape[0])  # replaced by the caller
+        G_S = np.exp(-self._train[z].sum(axis=0))
+        G_rest = np.exp(-self._train[~z].sum(axis=0))
+        K_S = np.exp(-self._test[z].sum(axis=0))  # (n, m)
+        system = G_S + n * self.eta * np.eye(n)
+        system[np.diag_indices(n)] += 1e-10 * np.mean(np.diag(G_S))  # §6.9 pitfall 12
+        beta = cho_solve(cho_factor(system, lower=True), K_S)  # (n, m)
+        return np.einsum("i,im,im->m", self.alpha, K_S, G_rest @ beta)

@@ -1,0 +1,223 @@
+"""RKHSShapRegressor and the RKHS value games against the oracles of §6.8."""
+
+import numpy as np
+import pytest
+from sklearn.kernel_ridge import KernelRidge
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skshapley import RKHSShapRegressor
+from skshapley.approximators import all_coalitions, exact_shapley
+from skshapley.games import RKHSValueGame
+from skshapley.games._rkhs import product_kernel
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 4))
+    X[:, 1] += 0.8 * X[:, 0]  # dependent features: ISV and OSV differ
+    y = X[:, 0] + np.sin(X[:, 1]) + X[:, 2] * X[:, 3] + 0.1 * rng.normal(size=50)
+    return X, y
+
+
+def model_function(X, alpha, scales, kernel="rbf"):
+    return lambda rows: product_kernel(np.atleast_2d(rows), X, scales, kernel) @ alpha
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "laplace"])
+def test_interventional_game_is_the_marginal_game_of_the_training_rows(data, kernel):
+    X, _ = data
+    rng = np.random.default_rng(1)
+    alpha, scales, queries = rng.normal(size=len(X)), np.array([0.7, 1.3, 0.9, 2.0]), X[:3]
+    f = model_function(X, alpha, scales, kernel)
+    coalitions = all_coalitions(4)
+    game = RKHSValueGame(X, alpha, queries, scales, kernel=kernel)
+    brute = np.array([[f(np.where(z, q, X)).mean() for q in queries] for z in coalitions])
+    np.testing.assert_allclose(game.values(coalitions), brute, rtol=1e-12, atol=1e-12)
+
+
+def test_observational_game_is_the_beta_weighted_imputation(data):
+    X, _ = data
+    n, eta = len(X), 1e-3
+    rng = np.random.default_rng(2)
+    alpha, scales, queries = rng.normal(size=n), np.array([0.7, 1.3, 0.9, 2.0]), X[:2]
+    f = model_function(X, alpha, scales)
+    game = RKHSValueGame(X, alpha, queries, scales, value="observational",
+                         cme_regularization=eta)
+    for z in all_coalitions(4)[1:-1]:
+        G_S = product_kernel(X[:, z], X[:, z], scales[z], "rbf")
+        system = G_S + (n * eta + 1e-10 * np.mean(np.diag(G_S))) * np.eye(n)
+        expected = []
+        for q in queries:
+            beta = np.linalg.solve(system, product_kernel(X[:, z], q[None, z], scales[z],
+                                                          "rbf")[:, 0])
+            expected.append(beta @ f(np.where(z, q, X)))
+        np.testing.assert_allclose(game.values(z[None])[0], expected, rtol=1e-9)
+    # The ends are phi_0 and f(x'), not the formula's shrunk values (§6.9).
+    ends = game.values(all_coalitions(4)[[0, -1]])
+    np.testing.assert_allclose(ends[0], f(X).mean())
+    np.testing.assert_allclose(ends[1], f(queries))
+
+
+@pytest.mark.parametrize("value", ["interventional", "observational"])
+def test_efficiency_against_predict(data, value):
+    X, y = data
+    for max_evals in (2048, 10):  # exact, then estimated
+        model = RKHSShapRegressor(alpha=0.1, value=value, max_evals=max_evals,
+                                  fit_intercept=True, random_state=0).fit(X, y)
+        phi = model.shapley_values(X[:6])
+        np.testing.assert_allclose(phi.sum(axis=1) + model.expected_value_,
+                                   model.predict(X[:6]), atol=1e-10)
+    assert model.exact_ is False
+
+
+def test_null_player_symmetry_and_one_feature(data):
+    X, y = data
+    scales = np.array([1.0, 1e12, 1.0, 1.0])  # feature 1 drops out of the kernel
+    phi = RKHSShapRegressor(length_scale=scales).fit(X, y).shapley_values(X[:5])
+    np.testing.assert_allclose(phi[:, 1], 0.0, atol=1e-15)  # round-off of the enumeration
+    twins = np.column_stack([X[:, 0], X[:, 0], X[:, 2]])
+    for value in ("interventional", "observational"):
+        phi = RKHSShapRegressor(length_scale=1.0, value=value).fit(twins, y).shapley_values(
+            twins[:5])
+        np.testing.assert_allclose(phi[:, 0], phi[:, 1], rtol=1e-9)
+    one = RKHSShapRegressor().fit(X[:, :1], y)
+    np.testing.assert_allclose(one.shapley_values(X[:4, :1])[:, 0],
+                               one.predict(X[:4, :1]) - one.expected_value_, atol=1e-12)
+
+
+def test_linear_kernel_closed_forms(data):
+    X, y = data
+    n, d = X.shape
+    model = RKHSShapRegressor(kernel="linear", alpha=0.5).fit(X, y)
+    w = X.T @ model.dual_coef_
+    np.testing.assert_allclose(model.shapley_values(X[:3]), w * (X[:3] - X.mean(axis=0)),
+                               atol=1e-12)
+    # ISV-REG with the linear kernel is a generalised ridge (§6.8 oracle 9).
+    penalty, a = 2.0, 1
+    regularised = RKHSShapRegressor(kernel="linear", alpha=0.5, shapley_penalty=penalty,
+                                    penalized_features=a).fit(X, y)
+    e = np.eye(d)[a]
+    expected = np.linalg.solve(X.T @ X + 0.5 * np.eye(d)
+                               + penalty * n * X[:, a].var() * np.outer(e, e), X.T @ y)
+    np.testing.assert_allclose(X.T @ regularised.dual_coef_, expected, atol=1e-10)
+
+
+def test_no_penalty_is_kernel_ridge(data):
+    X, y = data
+    model = RKHSShapRegressor(alpha=0.3).fit(X, y)
+    scales = model.length_scale_
+    reference = KernelRidge(alpha=0.3, kernel=lambda a, b: product_kernel(
+        a[None], b[None], scales, "rbf")[0, 0]).fit(X, y)
+    np.testing.assert_allclose(model.predict(X), reference.predict(X), rtol=1e-10,
+                               atol=1e-10)
+
+
+def _objective_parts(model, X, y):
+    gram = product_kernel(X, X, model.length_scale_, model.kernel)
+    alpha = model.dual_coef_
+    fit = np.sum((y - gram @ alpha) ** 2) + model.alpha_ * alpha @ gram @ alpha
+    return gram, fit
+
+
+@pytest.mark.parametrize("value", ["interventional", "observational"])
+def test_regulariser_trades_fit_for_smaller_penalised_values(data, value):
+    X, y = data
+    squared, fits = [], []
+    for penalty in (0.0, 0.5, 5.0, 50.0):
+        model = RKHSShapRegressor(alpha=0.1, shapley_penalty=penalty, penalized_features=[0],
+                                  value=value).fit(X, y)
+        squared.append(np.sum(model.shapley_values(X, value=value)[:, 0] ** 2))
+        fits.append(_objective_parts(model, X, y)[1])
+    assert all(b <= a * (1 + 1e-9) for a, b in zip(squared, squared[1:], strict=False))
+    assert all(b >= a * (1 - 1e-9) for a, b in zip(fits, fits[1:], strict=False))
+    assert squared[-1] < 0.05 * squared[0]
+
+
+def test_gradient_of_the_regularised_objective_vanishes(data):
+    X, y = data
+    model = RKHSShapRegressor(alpha=0.1, shapley_penalty=3.0, penalized_features=[0, 2]).fit(
+        X, y)
+    gram, _ = _objective_parts(model, X, y)
+    alpha = model.dual_coef_
+    zetas = model._zetas(X, gram, model.length_scale_, model.penalized_features_,
+                         np.random.default_rng(0))
+    gradient = (-2 * gram @ (y - gram @ alpha) + 2 * model.alpha_ * gram @ alpha
+                + 2 * 3.0 * sum(z @ (z.T @ alpha) for z in zetas))
+    # phi at the training rows is zeta' alpha: the regulariser's definition
+    phi = model.shapley_values(X)
+    np.testing.assert_allclose(phi[:, 0], zetas[0].T @ alpha, atol=1e-10)
+    assert np.linalg.norm(gradient) < 1e-6 * np.linalg.norm(2 * gram @ y)
+
+
+def test_sampled_regulariser_is_seeded(data):
+    X, y = data
+    fit = lambda seed: RKHSShapRegressor(shapley_penalty=1.0, penalized_features=0,  # noqa: E731
+                                         max_evals=8, random_state=seed).fit(X, y).dual_coef_
+    np.testing.assert_array_equal(fit(0), fit(0))
+    assert not np.allclose(fit(0), fit(1))
+
+
+def test_explain_transform_and_names(data):
+    import pandas as pd
+
+    X, y = data
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    model = RKHSShapRegressor(shapley_penalty=1.0, penalized_features="b").fit(frame, y)
+    assert model.penalized_features_.tolist() == [1]
+    explanation = model.explain(frame.iloc[:3])
+    assert explanation.feature_names == ["a", "b", "c", "d"]
+    np.testing.assert_allclose(explanation.values, model.transform(frame.iloc[:3]))
+    assert model.get_feature_names_out().tolist() == [f"shapley_{c}" for c in "abcd"]
+    out = model.set_output(transform="pandas").transform(frame.iloc[:3])
+    assert list(out.columns) == [f"shapley_{c}" for c in "abcd"]
+
+
+def test_pipeline_and_grid_search(data):
+    X, y = data
+    search = GridSearchCV(make_pipeline(StandardScaler(), RKHSShapRegressor()),
+                          {"rkhsshapregressor__alpha": [0.1, 1.0]}, cv=3).fit(X, y)
+    assert search.best_params_["rkhsshapregressor__alpha"] in (0.1, 1.0)
+
+
+@pytest.mark.parametrize(("params", "match"), [
+    ({"kernel": "matern"}, "'kernel' parameter"),
+    ({"alpha": 0.0}, "'alpha' parameter"),
+    ({"shapley_penalty": -1.0}, "'shapley_penalty' parameter"),
+    ({"shapley_penalty": 1.0}, "needs penalized_features"),
+    ({"shapley_penalty": 1.0, "penalized_features": 7}, "not a feature index"),
+    ({"shapley_penalty": 1.0, "penalized_features": "zz"}, "unknown feature 'zz'"),
+    ({"cme_regularization": 0}, "'cme_regularization' parameter"),
+    ({"kernel": "linear", "value": "observational"}, "only value='interventional'"),
+    ({"length_scale": -1.0}, "'length_scale' parameter"),
+    ({"alpha": "mll"}, "requires length_scale='mll'"),
+])
+def test_bad_parameters_are_named(data, params, match):
+    X, y = data
+    with pytest.raises(ValueError, match=match):
+        RKHSShapRegressor(**params).fit(X, y)
+
+
+def test_nan_is_rejected(data):
+    X, y = data
+    bad = X.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        RKHSShapRegressor().fit(bad, y)
+
+
+@parametrize_with_checks([RKHSShapRegressor(max_evals=64)])
+def test_sklearn_contract(estimator, check):
+    check(estimator)
+
+
+def test_exact_game_values_through_the_approximator(data):
+    # The estimator's values are the exact Shapley values of its game (oracle 3).
+    X, y = data
+    model = RKHSShapRegressor(alpha=0.2).fit(X, y)
+    game = RKHSValueGame(X, model.dual_coef_, X[:2], model.length_scale_)
+    np.testing.assert_allclose(model.shapley_values(X[:2]), exact_shapley(game).values.T,
+                               atol=1e-12)
