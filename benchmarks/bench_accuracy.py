@@ -221,6 +221,8 @@ def main(argv=None):
                         help="budgets per player for d = 10 games")
     parser.add_argument("--wide-multipliers", default="10,50,200,1000",
                         help="budgets per player for breast_cancer (d = 30)")
+    parser.add_argument("--methods", default=None,
+                        help="regular expression: run only the methods whose label matches")
     parser.add_argument("--oddshap-python", default=None,
                         help="a Python >= 3.12 with shapiq >= 1.8 and xgboost")
     parser.add_argument("--output", type=pathlib.Path, default=RESULTS)
@@ -245,6 +247,10 @@ def main(argv=None):
         runners = ([(f"skshapley {n}", run_ours, n) for n in OURS]
                    + [(f"shapiq {n}", run_shapiq, n) for n in SHAPIQ]
                    + [(f"shap {n}", run_shap, n) for n in SHAP])
+        if args.methods:
+            import re
+
+            runners = [r for r in runners if re.search(args.methods, r[0])]
         for budget in budgets:
             raw = raw_seconds(game, d, budget)
             for label, runner, name in runners:
