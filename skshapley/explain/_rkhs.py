@@ -88,6 +88,10 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
         Coalitions per explained row (and per penalised feature in the regulariser):
         exact when 2^d fits, else estimated (regression estimator; Monte Carlo over the
         Shapley distribution of coalitions for the regulariser).
+    background_size : int, optional
+        Explain with B random training rows as the embeddings' sample instead of all n
+        (faster: O(n B) instead of O(n^2) per coalition; the fit still uses every row).
+        phi_0 becomes the mean prediction over those rows.
     fit_intercept : bool, default=False
         Centre y and add its mean back; Shapley values are unchanged.
     random_state : None, int or Generator
@@ -95,12 +99,14 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
     Attributes
     ----------
     X_fit_ : ndarray (n_samples, n_features)
+    background_ : ndarray (B, n_features)
+        The embeddings' sample (``X_fit_`` unless ``background_size`` is set).
     dual_coef_ : ndarray (n_samples,)
     length_scale_ : ndarray (n_features,)
     alpha_ : float
     intercept_ : float
     expected_value_ : float
-        phi_0: the mean prediction over the training rows.
+        phi_0: the mean prediction over ``background_``.
     penalized_features_ : ndarray of int
     exact_ : bool
         Whether Shapley values are computed by enumeration.
@@ -119,8 +125,8 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
 
     def __init__(self, *, kernel="rbf", length_scale="median", alpha=1.0,
                  shapley_penalty=0.0, penalized_features=None, value="interventional",
-                 cme_regularization=1e-3, max_evals=2048, fit_intercept=False,
-                 random_state=None):
+                 cme_regularization=1e-3, max_evals=2048, background_size=None,
+                 fit_intercept=False, random_state=None):
         self.kernel = kernel
         self.length_scale = length_scale
         self.alpha = alpha
@@ -129,6 +135,7 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
         self.value = value
         self.cme_regularization = cme_regularization
         self.max_evals = max_evals
+        self.background_size = background_size
         self.fit_intercept = fit_intercept
         self.random_state = random_state
 
@@ -163,6 +170,11 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
                 or self.max_evals < 2:
             raise ValueError(f"The 'max_evals' parameter of RKHSShapRegressor must be an "
                              f"integer >= 2; got {self.max_evals!r}.")
+        size = self.background_size
+        if size is not None and (isinstance(size, bool) or not isinstance(size, Integral)
+                                 or size < 1):
+            raise ValueError(f"The 'background_size' parameter of RKHSShapRegressor must be "
+                             f"None or a positive integer; got {size!r}.")
 
     def _resolve_penalized(self, d):
         spec = self.penalized_features
@@ -260,6 +272,10 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
             rhs = np.concatenate([target, np.zeros(n * (len(blocks) - 1))])
             dual = lstsq(np.vstack(blocks), rhs, lapack_driver="gelsd")[0]
         self.X_fit_ = X
+        if self.background_size is None or self.background_size >= n:
+            self.background_ = X
+        else:
+            self.background_ = X[np.sort(rng.choice(n, self.background_size, replace=False))]
         self.dual_coef_ = dual
         self.length_scale_ = scales
         self.alpha_ = alpha
@@ -267,7 +283,9 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
         self.cme_regularization_ = float(self.cme_regularization)
         self.penalized_features_ = penalized
         self.exact_ = 2**d <= self.max_evals
-        self.expected_value_ = float(gram.mean(axis=0) @ dual) + intercept
+        self.expected_value_ = float(
+            product_kernel(self.background_, X, scales, self.kernel).mean(axis=0) @ dual
+        ) + intercept
         return self
 
     def _value_matrix(self, z, X, gram, diffs):
@@ -337,7 +355,7 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
         game = RKHSValueGame(self.X_fit_, self.dual_coef_, X, self.length_scale_,
                              kernel=self.kernel, value=value,
                              cme_regularization=self.cme_regularization_,
-                             intercept=self.intercept_)
+                             intercept=self.intercept_, background=self.background_)
         result = shapley_values(game, budget=max(self.max_evals, 2),
                                 random_state=self.random_state)
         return X, np.asarray(result.values).reshape(X.shape[1], X.shape[0]).T, result

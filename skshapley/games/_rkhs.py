@@ -43,9 +43,8 @@ class RKHSValueGame(Game):
 
     Parameters
     ----------
-    background : float64 (n, d)
-        The rows the model was fitted on (or a subsample of them): the embeddings'
-        sample.
+    training : float64 (n, d)
+        The rows the model was fitted on (the x_i of f).
     dual_coef : float64 (n,)
         alpha of f = sum_i alpha_i k(x_i, .).
     x : float64 (m, d)
@@ -57,6 +56,10 @@ class RKHSValueGame(Game):
         eta > 0 of the conditional mean embedding's ridge penalty n eta (§6.3).
     intercept : float
         Added to f (``fit_intercept``); it cancels in every Shapley value.
+    background : float64 (B, d), optional
+        The sample of the (conditional) mean embeddings; default the training rows.
+        A subsample makes the game cheaper and changes phi_0 to its mean prediction
+        (§6.4, item 2).
 
     Examples
     --------
@@ -68,10 +71,11 @@ class RKHSValueGame(Game):
     (1, 2)
     """
 
-    def __init__(self, background, dual_coef, x, length_scale, *, kernel="rbf",
-                 value="interventional", cme_regularization=1e-3, intercept=0.0):
-        background = np.asarray(background, dtype=np.float64)
-        super().__init__(background.shape[1])
+    def __init__(self, training, dual_coef, x, length_scale, *, kernel="rbf",
+                 value="interventional", cme_regularization=1e-3, intercept=0.0,
+                 background=None):
+        training = np.asarray(training, dtype=np.float64)
+        super().__init__(training.shape[1])
         if kernel not in KERNELS:
             raise ValueError(f"The 'kernel' parameter must be one of {list(KERNELS)}; "
                              f"got {kernel!r}.")
@@ -81,7 +85,8 @@ class RKHSValueGame(Game):
         if kernel == "linear" and value == "observational":
             raise ValueError("kernel='linear' supports only value='interventional': the "
                              "conditional mean embedding needs a product kernel (§6.2).")
-        self.background = background
+        background = training if background is None else np.asarray(background, np.float64)
+        self.training, self.background = training, background
         self.alpha = np.asarray(dual_coef, dtype=np.float64)
         self.x = np.atleast_2d(np.asarray(x, dtype=np.float64))
         self.length_scale = np.broadcast_to(np.asarray(length_scale, dtype=np.float64),
@@ -89,35 +94,38 @@ class RKHSValueGame(Game):
         self.kernel, self.value = kernel, value
         self.eta = float(cme_regularization)
         self.intercept = float(intercept)
-        n = background.shape[0]
         if kernel == "linear":
             self._mean = background.mean(axis=0)
         else:
-            self._train = scaled_differences(background, background, self.length_scale,
-                                             kernel)  # (d, n, n)
-            self._test = scaled_differences(background, self.x, self.length_scale,
-                                            kernel)  # (d, n, m)
+            scales = self.length_scale
+            # Per-feature exponents: training x background for the embeddings, training x
+            # queries for K_S; the CME also needs background x background and x queries.
+            self._tb = scaled_differences(training, background, scales, kernel)
+            self._test = scaled_differences(training, self.x, scales, kernel)
+            if value == "observational":
+                self._bb = scaled_differences(background, background, scales, kernel)
+                self._bq = scaled_differences(background, self.x, scales, kernel)
         self.empty_ = float(self.alpha @ product_kernel(
-            background, background, self.length_scale, kernel).mean(axis=1)) + self.intercept
-        self.full_ = (self.alpha @ product_kernel(background, self.x, self.length_scale,
+            training, background, self.length_scale, kernel).mean(axis=1)) + self.intercept
+        self.full_ = (self.alpha @ product_kernel(training, self.x, self.length_scale,
                                                   kernel)) + self.intercept
-        self._n = n
 
     def _values(self, coalitions):
         if self.kernel == "linear":
             # f(x'_S, mean of X_{S^c}) = sum_j w_j (x'_j on S, mean elsewhere): additive.
-            w = self.background.T @ self.alpha
+            w = self.training.T @ self.alpha
             mixed = np.where(coalitions[:, None, :], self.x[None, :, :], self._mean)
             return mixed @ w + self.intercept
         m = self.x.shape[0]
         out = np.empty((coalitions.shape[0], m))
-        d, n = self.n_players, self._n
-        per = chunk_rows(8.0 * n * (n + m) * 2)
+        d = self.n_players
+        n, b = self._tb.shape[1:]
+        per = chunk_rows(8.0 * n * (b + m) * 2)
         for start in range(0, coalitions.shape[0], per):
             Z = coalitions[start : start + per].astype(np.float64)
             if self.value == "interventional":
                 K_S = np.exp(-np.tensordot(Z, self._test, axes=(1, 0)))  # (c, n, m)
-                m_rest = np.exp(-np.tensordot(1.0 - Z, self._train, axes=(1, 0))).mean(axis=2)
+                m_rest = np.exp(-np.tensordot(1.0 - Z, self._tb, axes=(1, 0))).mean(axis=2)
                 out[start : start + Z.shape[0]] = np.einsum(
                     "ci,cim->cm", self.alpha[None, :] * m_rest, K_S)
             else:
@@ -133,13 +141,14 @@ class RKHSValueGame(Game):
         return out
 
     def _observational(self, z):
-        n = self._n
         if not z.any() or z.all():
             return np.zeros(self.x.shape[0])  # replaced by the caller
-        G_S = np.exp(-self._train[z].sum(axis=0))
-        G_rest = np.exp(-self._train[~z].sum(axis=0))
+        b = self._bb.shape[1]
+        G_S = np.exp(-self._bb[z].sum(axis=0))  # (b, b) on the background
+        G_rest = np.exp(-self._tb[~z].sum(axis=0))  # (n, b)
         K_S = np.exp(-self._test[z].sum(axis=0))  # (n, m)
-        system = G_S + n * self.eta * np.eye(n)
-        system[np.diag_indices(n)] += 1e-10 * np.mean(np.diag(G_S))  # §6.9 pitfall 12
-        beta = cho_solve(cho_factor(system, lower=True), K_S)  # (n, m)
+        system = G_S + b * self.eta * np.eye(b)
+        system[np.diag_indices(b)] += 1e-10 * np.mean(np.diag(G_S))  # §6.9 pitfall 12
+        beta = cho_solve(cho_factor(system, lower=True),
+                         np.exp(-self._bq[z].sum(axis=0)))  # (b, m)
         return np.einsum("i,im,im->m", self.alpha, K_S, G_rest @ beta)

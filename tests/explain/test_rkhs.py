@@ -221,3 +221,26 @@ def test_exact_game_values_through_the_approximator(data):
     game = RKHSValueGame(X, model.dual_coef_, X[:2], model.length_scale_)
     np.testing.assert_allclose(model.shapley_values(X[:2]), exact_shapley(game).values.T,
                                atol=1e-12)
+
+
+@pytest.mark.parametrize("value", ["interventional", "observational"])
+def test_background_subsample(data, value):
+    X, y = data
+    model = RKHSShapRegressor(alpha=0.1, value=value, background_size=20,
+                              random_state=0).fit(X, y)
+    background = model.background_
+    assert background.shape == (20, 4)
+    np.testing.assert_allclose(model.expected_value_, model.predict(background).mean())
+    phi = model.shapley_values(X[:4])
+    np.testing.assert_allclose(phi.sum(axis=1) + model.expected_value_, model.predict(X[:4]),
+                               atol=1e-10)
+    if value == "interventional":  # the marginal game with those 20 rows as background
+        f = model.predict
+        game = lambda S: np.array([[f(np.where(z, q, background)).mean()  # noqa: E731
+                                    for q in X[:4]] for z in S])
+        from skshapley.games import CallableGame
+
+        exact = exact_shapley(CallableGame(game, 4)).values.T
+        np.testing.assert_allclose(phi, exact, atol=1e-10)
+    full = RKHSShapRegressor(alpha=0.1, value=value).fit(X, y)
+    np.testing.assert_allclose(model.predict(X), full.predict(X))  # the fit is unchanged
