@@ -88,6 +88,12 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
         Coalitions per explained row (and per penalised feature in the regulariser):
         exact when 2^d fits, else estimated (regression estimator; Monte Carlo over the
         Shapley distribution of coalitions for the regulariser).
+    approximation : None or "nystroem", default=None
+        Explanations only: replace each coalition's kernel by its Nyström approximation on
+        ``n_components`` k-means landmarks of the background (O(b^3 + n b^2) per
+        coalition instead of O(n^3) for observational values). The fit is exact.
+    n_components : int, default=100
+        Landmarks of ``approximation="nystroem"`` (all background rows if fewer).
     background_size : int, optional
         Explain with B random training rows as the embeddings' sample instead of all n
         (faster: O(n B) instead of O(n^2) per coalition; the fit still uses every row).
@@ -125,8 +131,9 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
 
     def __init__(self, *, kernel="rbf", length_scale="median", alpha=1.0,
                  shapley_penalty=0.0, penalized_features=None, value="interventional",
-                 cme_regularization=1e-3, max_evals=2048, background_size=None,
-                 fit_intercept=False, random_state=None):
+                 cme_regularization=1e-3, max_evals=2048, approximation=None,
+                 n_components=100, background_size=None, fit_intercept=False,
+                 random_state=None):
         self.kernel = kernel
         self.length_scale = length_scale
         self.alpha = alpha
@@ -135,6 +142,8 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
         self.value = value
         self.cme_regularization = cme_regularization
         self.max_evals = max_evals
+        self.approximation = approximation
+        self.n_components = n_components
         self.background_size = background_size
         self.fit_intercept = fit_intercept
         self.random_state = random_state
@@ -170,6 +179,15 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
                 or self.max_evals < 2:
             raise ValueError(f"The 'max_evals' parameter of RKHSShapRegressor must be an "
                              f"integer >= 2; got {self.max_evals!r}.")
+        if self.approximation not in (None, "nystroem"):
+            raise ValueError(f"The 'approximation' parameter of RKHSShapRegressor must be "
+                             f"None or 'nystroem'; got {self.approximation!r}.")
+        if self.approximation == "nystroem" and self.kernel == "linear":
+            raise ValueError("approximation='nystroem' needs a product kernel, not 'linear'.")
+        if isinstance(self.n_components, bool) or not isinstance(self.n_components, Integral) \
+                or self.n_components < 1:
+            raise ValueError(f"The 'n_components' parameter of RKHSShapRegressor must be a "
+                             f"positive integer; got {self.n_components!r}.")
         size = self.background_size
         if size is not None and (isinstance(size, bool) or not isinstance(size, Integral)
                                  or size < 1):
@@ -276,6 +294,16 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
             self.background_ = X
         else:
             self.background_ = X[np.sort(rng.choice(n, self.background_size, replace=False))]
+        self.landmarks_ = None
+        if self.approximation == "nystroem":
+            if self.n_components >= len(self.background_):
+                self.landmarks_ = self.background_
+            else:
+                from sklearn.cluster import KMeans
+
+                self.landmarks_ = KMeans(self.n_components, n_init=1,
+                                         random_state=int(rng.integers(2**31))).fit(
+                    self.background_).cluster_centers_
         self.dual_coef_ = dual
         self.length_scale_ = scales
         self.alpha_ = alpha
@@ -355,7 +383,8 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
         game = RKHSValueGame(self.X_fit_, self.dual_coef_, X, self.length_scale_,
                              kernel=self.kernel, value=value,
                              cme_regularization=self.cme_regularization_,
-                             intercept=self.intercept_, background=self.background_)
+                             intercept=self.intercept_, background=self.background_,
+                             landmarks=self.landmarks_)
         result = shapley_values(game, budget=max(self.max_evals, 2),
                                 random_state=self.random_state)
         return X, np.asarray(result.values).reshape(X.shape[1], X.shape[0]).T, result

@@ -244,3 +244,21 @@ def test_background_subsample(data, value):
         np.testing.assert_allclose(phi, exact, atol=1e-10)
     full = RKHSShapRegressor(alpha=0.1, value=value).fit(X, y)
     np.testing.assert_allclose(model.predict(X), full.predict(X))  # the fit is unchanged
+
+
+@pytest.mark.parametrize("value", ["interventional", "observational"])
+def test_nystroem_with_every_row_as_landmark_is_exact(data, value):
+    # §6.8 oracle 14: landmarks = the background and a vanishing jitter give exact mode.
+    X, y = data
+    exact = RKHSShapRegressor(alpha=0.1, value=value).fit(X, y)
+    approx = RKHSShapRegressor(alpha=0.1, value=value, approximation="nystroem",
+                               n_components=len(X)).fit(X, y)
+    scale = np.abs(exact.shapley_values(X[:4])).max()
+    np.testing.assert_allclose(approx.shapley_values(X[:4]), exact.shapley_values(X[:4]),
+                               atol=1e-3 * scale)
+    coarse = RKHSShapRegressor(alpha=0.1, value=value, approximation="nystroem",
+                               n_components=10, random_state=0).fit(X, y)
+    phi = coarse.shapley_values(X[:4])  # approximate, but still efficient
+    np.testing.assert_allclose(phi.sum(axis=1) + coarse.expected_value_, coarse.predict(X[:4]),
+                               atol=1e-10)
+    assert coarse.landmarks_.shape == (10, 4)
