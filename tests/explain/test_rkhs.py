@@ -262,3 +262,20 @@ def test_nystroem_with_every_row_as_landmark_is_exact(data, value):
     np.testing.assert_allclose(phi.sum(axis=1) + coarse.expected_value_, coarse.predict(X[:4]),
                                atol=1e-10)
     assert coarse.landmarks_.shape == (10, 4)
+
+
+def test_interventional_values_are_lipschitz_in_the_rkhs_norm(data):
+    # §6.5 (Theorem 6 in its Cauchy-Schwarz form): with a unit-amplitude product RBF,
+    # |phi_i(x) - phi_i(x')| <= 2 ||f||_H sqrt(1 - k(x, x')) in exact mode.
+    X, y = data
+    model = RKHSShapRegressor(alpha=0.1).fit(X, y)
+    gram = product_kernel(X, X, model.length_scale_, "rbf")
+    norm = np.sqrt(model.dual_coef_ @ gram @ model.dual_coef_)
+    rng = np.random.default_rng(3)
+    first = X[rng.integers(len(X), size=20)]
+    second = first + rng.normal(scale=rng.choice([0.05, 0.5, 2.0], size=(20, 1)), size=(20, 4))
+    gap = np.abs(model.shapley_values(first) - model.shapley_values(second)).max(axis=1)
+    k = np.exp(-0.5 * (((first - second) / model.length_scale_) ** 2).sum(axis=1))
+    bound = 2 * norm * np.sqrt(1 - k)
+    assert np.all(gap <= bound * (1 + 1e-9))
+    assert gap.max() > 0.05 * bound.max()  # not vacuous: the bound is within 20x
