@@ -279,3 +279,19 @@ def test_interventional_values_are_lipschitz_in_the_rkhs_norm(data):
     bound = 2 * norm * np.sqrt(1 - k)
     assert np.all(gap <= bound * (1 + 1e-9))
     assert gap.max() > 0.05 * bound.max()  # not vacuous: the bound is within 20x
+
+
+def test_marginal_likelihood_hyperparameters_give_the_gp_mean(data):
+    from sklearn.gaussian_process import GaussianProcessRegressor
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
+
+    X, y = data
+    model = RKHSShapRegressor(length_scale="mll", alpha="mll", fit_intercept=True,
+                              random_state=0).fit(X, y)
+    assert model.length_scale_.shape == (4,) and model.alpha_ > 0
+    kernel = ConstantKernel(1.0) * RBF(model.length_scale_) + WhiteKernel(model.alpha_)
+    gp = GaussianProcessRegressor(kernel, optimizer=None, alpha=1e-12, normalize_y=True)
+    np.testing.assert_allclose(model.predict(X[:5]), gp.fit(X, y).predict(X[:5]), rtol=1e-6)
+    phi = model.shapley_values(X[:3])
+    np.testing.assert_allclose(phi.sum(axis=1) + model.expected_value_, model.predict(X[:3]),
+                               atol=1e-9)
