@@ -20,6 +20,14 @@ from skshapley.backends._numpy import (
     philox_bits,
 )
 
+from skshapley.backends._tree_numba import (  # noqa: F401  (kernels of this backend)
+    tree_background_patterns,
+    tree_interventional_shap,
+    tree_path_interactions,
+    tree_path_shap,
+)
+from skshapley.backends._tree_numpy import TREE_KERNELS
+
 KERNELS = (
     "assemble_masked_batch",
     "prefix_coalitions",
@@ -28,6 +36,7 @@ KERNELS = (
     "precedence_bits",
     "discordant_pairs",
     "philox_orders",
+    *TREE_KERNELS,
 )
 
 # Waking numba's thread pool costs about a millisecond, more than the whole kernel on the

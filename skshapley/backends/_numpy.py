@@ -9,6 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from skshapley.backends._tree_numpy import (  # noqa: F401  (kernels of this backend)
+    TREE_KERNELS,
+    tree_background_patterns,
+    tree_interventional_shap,
+    tree_path_interactions,
+    tree_path_shap,
+)
+
 KERNELS = (
     "assemble_masked_batch",
     "prefix_coalitions",
@@ -17,6 +25,7 @@ KERNELS = (
     "precedence_bits",
     "discordant_pairs",
     "philox_orders",
+    *TREE_KERNELS,
 )
 
 

@@ -1,0 +1,366 @@
+"""Numba CPU kernels of exact TreeSHAP, twins of ``_tree_numpy.py`` (§8.6.2).
+
+Layout: ``prange`` over blocks of 64 rows; inside a block every path streams once and is
+applied to the block's rows, which only that block writes, so results are identical for
+any thread count. With few rows (under 16 blocks, which would leave threads idle) the
+paths are split into a fixed number of chunks instead, each with its own
+output buffer, summed afterwards in chunk order (again thread-count independent).
+Float64 throughout, no fastmath.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from skshapley.backends._tree_numpy import (
+    LEGENDRE_NODES,
+    LEGENDRE_WEIGHTS,
+    LIGHTGBM_ZERO_THRESHOLD,
+    MISSING_NAN_OR_ZERO,
+    SHAPLEY_WEIGHTS,
+)
+
+ROW_BLOCK = 64
+PATH_CHUNKS = 16  # fixed, so the summation order does not depend on the thread count
+
+
+@njit(cache=True, inline="always")
+def _satisfied(x, lower, upper, missing_branch, missing_mode):
+    if x != x:  # NaN
+        return missing_branch != 0
+    if missing_mode == MISSING_NAN_OR_ZERO and -LIGHTGBM_ZERO_THRESHOLD < x <= LIGHTGBM_ZERO_THRESHOLD:
+        return missing_branch != 0
+    return lower <= x < upper
+
+
+@njit(cache=True)
+def _path_coefficients(o, z, u, nodes, weights, prefix, coefficients):
+    """c_i = (o_i - z_i) sum_q w_q prod_{j != i} (z_j + (o_j - z_j) t_q) (§8.1.3)."""
+    q = (u + 1) // 2
+    for i in range(u):
+        coefficients[i] = 0.0
+    for k in range(q):
+        t = nodes[q, k]
+        running = 1.0
+        for j in range(u):
+            prefix[j] = running
+            running *= z[j] + (o[j] - z[j]) * t
+        running = 1.0
+        for j in range(u - 1, -1, -1):
+            coefficients[j] += weights[q, k] * prefix[j] * running
+            running *= z[j] + (o[j] - z[j]) * t
+    for i in range(u):
+        coefficients[i] *= o[i] - z[i]
+
+
+@njit(cache=True)
+def _shap_rows(X, row_start, row_stop, path_start, path_stop, path_ptr, feature, lower, upper,
+               missing_branch, missing_mode, zero_fraction, out_ptr, out_index, out_value,
+               max_u, out):
+    nodes, weights = LEGENDRE_NODES, LEGENDRE_WEIGHTS
+    o = np.empty(max_u)
+    prefix = np.empty(max_u)
+    coefficients = np.empty(max_u)
+    for p in range(path_start, path_stop):
+        start = path_ptr[p]
+        u = path_ptr[p + 1] - start
+        if u == 0:
+            continue
+        z = zero_fraction[start:start + u]
+        for r in range(row_start, row_stop):
+            for j in range(u):
+                e = start + j
+                o[j] = 1.0 if _satisfied(X[r, feature[e]], lower[e], upper[e],
+                                         missing_branch[e], missing_mode[e]) else 0.0
+            _path_coefficients(o, z, u, nodes, weights, prefix, coefficients)
+            for k in range(out_ptr[p], out_ptr[p + 1]):
+                g = out_index[k]
+                v = out_value[k]
+                for j in range(u):
+                    out[r, g, feature[start + j]] += coefficients[j] * v
+
+
+@njit(parallel=True, cache=True)
+def _shap_by_rows(X, path_ptr, feature, lower, upper, missing_branch, missing_mode,
+                  zero_fraction, out_ptr, out_index, out_value, max_u, out):
+    n_rows = X.shape[0]
+    n_paths = len(path_ptr) - 1
+    n_blocks = (n_rows + ROW_BLOCK - 1) // ROW_BLOCK
+    for b in prange(n_blocks):
+        _shap_rows(X, b * ROW_BLOCK, min(n_rows, (b + 1) * ROW_BLOCK), 0, n_paths, path_ptr,
+                   feature, lower, upper, missing_branch, missing_mode, zero_fraction,
+                   out_ptr, out_index, out_value, max_u, out)
+
+
+@njit(parallel=True, cache=True)
+def _shap_by_paths(X, path_ptr, feature, lower, upper, missing_branch, missing_mode,
+                   zero_fraction, out_ptr, out_index, out_value, max_u, out):
+    n_paths = len(path_ptr) - 1
+    chunk = (n_paths + PATH_CHUNKS - 1) // PATH_CHUNKS
+    buffers = np.zeros((PATH_CHUNKS,) + out.shape)
+    for c in prange(PATH_CHUNKS):
+        _shap_rows(X, 0, X.shape[0], min(n_paths, c * chunk), min(n_paths, (c + 1) * chunk),
+                   path_ptr, feature, lower, upper, missing_branch, missing_mode,
+                   zero_fraction, out_ptr, out_index, out_value, max_u, buffers[c])
+    for c in range(PATH_CHUNKS):
+        out += buffers[c]
+
+
+def _max_length(path_ptr):
+    return max(1, int(np.max(np.diff(path_ptr)))) if len(path_ptr) > 1 else 1
+
+
+def _few_rows(n_rows):
+    # A fixed cut (not a function of the thread count), so the summation order and hence
+    # the bits of the result never depend on the machine.
+    return n_rows < 16 * ROW_BLOCK
+
+
+def tree_path_shap(X, path_ptr, feature, lower, upper, missing_branch, missing_mode,
+                   zero_fraction, out_ptr, out_index, out_value, out):
+    kernel = _shap_by_paths if _few_rows(X.shape[0]) else _shap_by_rows
+    kernel(X, path_ptr, feature, lower, upper, missing_branch, missing_mode, zero_fraction,
+           out_ptr, out_index, out_value, _max_length(path_ptr), out)
+    return out
+
+
+tree_path_shap.__doc__ = "Numba twin of ``_tree_numpy.tree_path_shap``."
+
+
+@njit(cache=True)
+def _interaction_rows(X, row_start, row_stop, path_start, path_stop, path_ptr, feature, lower,
+                      upper, missing_branch, missing_mode, zero_fraction, out_ptr, out_index,
+                      out_value, max_u, out):
+    nodes, weights = LEGENDRE_NODES, LEGENDRE_WEIGHTS
+    o = np.empty(max_u)
+    a = np.empty(max_u)
+    prefix = np.empty(max_u)
+    phi = np.empty(max_u)
+    pair = np.empty((max_u, max_u))
+    for p in range(path_start, path_stop):
+        start = path_ptr[p]
+        u = path_ptr[p + 1] - start
+        if u == 0:
+            continue
+        z = zero_fraction[start:start + u]
+        q = (u + 1) // 2
+        for r in range(row_start, row_stop):
+            for j in range(u):
+                e = start + j
+                o[j] = 1.0 if _satisfied(X[r, feature[e]], lower[e], upper[e],
+                                         missing_branch[e], missing_mode[e]) else 0.0
+            _path_coefficients(o, z, u, nodes, weights, prefix, phi)
+            for i in range(u):
+                for j in range(u):
+                    pair[i, j] = 0.0
+            # For each conditioning element c: products over k not in {i, c} by prefix and
+            # suffix products with a_c replaced by 1 (O(u^2 q) per row and path, §8.6.2).
+            for c in range(u):
+                d_c = o[c] - z[c]
+                if d_c == 0.0:
+                    continue
+                for kq in range(q):
+                    t = nodes[q, kq]
+                    for j in range(u):
+                        a[j] = 1.0 if j == c else z[j] + (o[j] - z[j]) * t
+                    running = 1.0
+                    for j in range(u):
+                        prefix[j] = running
+                        running *= a[j]
+                    running = 1.0
+                    for j in range(u - 1, -1, -1):
+                        if j != c:
+                            pair[j, c] += weights[q, kq] * prefix[j] * running
+                        running *= a[j]
+                for i in range(u):
+                    pair[i, c] *= 0.5 * (o[i] - z[i]) * d_c
+            for i in range(u):
+                total = 0.0
+                for j in range(u):
+                    if j != i:
+                        total += pair[i, j]
+                pair[i, i] = phi[i] - total
+            for k in range(out_ptr[p], out_ptr[p + 1]):
+                g = out_index[k]
+                v = out_value[k]
+                for i in range(u):
+                    fi = feature[start + i]
+                    for j in range(u):
+                        out[r, g, fi, feature[start + j]] += pair[i, j] * v
+
+
+@njit(parallel=True, cache=True)
+def _interactions_by_rows(X, path_ptr, feature, lower, upper, missing_branch, missing_mode,
+                          zero_fraction, out_ptr, out_index, out_value, max_u, out):
+    n_rows = X.shape[0]
+    n_paths = len(path_ptr) - 1
+    n_blocks = (n_rows + ROW_BLOCK - 1) // ROW_BLOCK
+    for b in prange(n_blocks):
+        _interaction_rows(X, b * ROW_BLOCK, min(n_rows, (b + 1) * ROW_BLOCK), 0, n_paths,
+                          path_ptr, feature, lower, upper, missing_branch, missing_mode,
+                          zero_fraction, out_ptr, out_index, out_value, max_u, out)
+
+
+@njit(parallel=True, cache=True)
+def _interactions_by_paths(X, path_ptr, feature, lower, upper, missing_branch, missing_mode,
+                           zero_fraction, out_ptr, out_index, out_value, max_u, out):
+    n_paths = len(path_ptr) - 1
+    chunk = (n_paths + PATH_CHUNKS - 1) // PATH_CHUNKS
+    buffers = np.zeros((PATH_CHUNKS,) + out.shape)
+    for c in prange(PATH_CHUNKS):
+        _interaction_rows(X, 0, X.shape[0], min(n_paths, c * chunk),
+                          min(n_paths, (c + 1) * chunk), path_ptr, feature, lower, upper,
+                          missing_branch, missing_mode, zero_fraction, out_ptr, out_index,
+                          out_value, max_u, buffers[c])
+    for c in range(PATH_CHUNKS):
+        out += buffers[c]
+
+
+def tree_path_interactions(X, path_ptr, feature, lower, upper, missing_branch, missing_mode,
+                           zero_fraction, out_ptr, out_index, out_value, out):
+    kernel = _interactions_by_paths if _few_rows(X.shape[0]) else _interactions_by_rows
+    kernel(X, path_ptr, feature, lower, upper, missing_branch, missing_mode, zero_fraction,
+           out_ptr, out_index, out_value, _max_length(path_ptr), out)
+    return out
+
+
+tree_path_interactions.__doc__ = "Numba twin of ``_tree_numpy.tree_path_interactions``."
+
+
+@njit(parallel=True, cache=True)
+def _background_patterns(background, path_ptr, feature, lower, upper, missing_branch,
+                         missing_mode, patterns, counts, n_distinct):
+    n_background = background.shape[0]
+    for p in prange(len(path_ptr) - 1):
+        start = path_ptr[p]
+        u = path_ptr[p + 1] - start
+        bits = np.empty(n_background, np.uint64)
+        for r in range(n_background):
+            b = np.uint64(0)
+            for j in range(u):
+                e = start + j
+                if _satisfied(background[r, feature[e]], lower[e], upper[e],
+                              missing_branch[e], missing_mode[e]):
+                    b |= np.uint64(1) << np.uint64(j)
+            bits[r] = b
+        bits.sort()
+        m = 0
+        for r in range(n_background):
+            if r == 0 or bits[r] != bits[r - 1]:
+                patterns[p, m] = bits[r]
+                counts[p, m] = 1.0
+                m += 1
+            else:
+                counts[p, m - 1] += 1.0
+        n_distinct[p] = m
+
+
+def tree_background_patterns(background, path_ptr, feature, lower, upper, missing_branch,
+                             missing_mode, patterns, counts, n_distinct):
+    _background_patterns(background, path_ptr, feature, lower, upper, missing_branch,
+                         missing_mode, patterns, counts, n_distinct)
+    return patterns, counts, n_distinct
+
+
+tree_background_patterns.__doc__ = "Numba twin of ``_tree_numpy.tree_background_patterns``."
+
+
+@njit(cache=True, inline="always")
+def _popcount(x):
+    count = 0
+    while x:
+        x &= x - np.uint64(1)
+        count += 1
+    return count
+
+
+@njit(cache=True)
+def _interventional_rows(X, row_start, row_stop, path_start, path_stop, patterns, counts,
+                         n_distinct, n_background, path_ptr, feature, lower, upper,
+                         missing_branch, missing_mode, out_ptr, out_index, out_value, max_u,
+                         out):
+    weights = SHAPLEY_WEIGHTS
+    contribution = np.empty(max_u)
+    one = np.uint64(1)
+    for p in range(path_start, path_stop):
+        start = path_ptr[p]
+        u = path_ptr[p + 1] - start
+        if u == 0:
+            continue
+        full = (one << np.uint64(u)) - one
+        for r in range(row_start, row_stop):
+            xb = np.uint64(0)
+            for j in range(u):
+                e = start + j
+                if _satisfied(X[r, feature[e]], lower[e], upper[e], missing_branch[e],
+                              missing_mode[e]):
+                    xb |= one << np.uint64(j)
+            for j in range(u):
+                contribution[j] = 0.0
+            for m in range(n_distinct[p]):
+                rb = patterns[p, m]
+                if full & ~(xb | rb):
+                    continue
+                a = xb & ~rb
+                b = rb & ~xb
+                s = _popcount(a)
+                n = s + _popcount(b)
+                if n == 0:
+                    continue
+                plus = counts[p, m] * weights[s - 1, n] if s > 0 else 0.0
+                minus = counts[p, m] * weights[s, n] if s < n else 0.0
+                for j in range(u):
+                    bit = one << np.uint64(j)
+                    if a & bit:
+                        contribution[j] += plus
+                    elif b & bit:
+                        contribution[j] -= minus
+            for k in range(out_ptr[p], out_ptr[p + 1]):
+                g = out_index[k]
+                v = out_value[k] / n_background
+                for j in range(u):
+                    out[r, g, feature[start + j]] += contribution[j] * v
+
+
+@njit(parallel=True, cache=True)
+def _interventional_by_rows(X, patterns, counts, n_distinct, n_background, path_ptr, feature,
+                            lower, upper, missing_branch, missing_mode, out_ptr, out_index,
+                            out_value, max_u, out):
+    n_rows = X.shape[0]
+    n_paths = len(path_ptr) - 1
+    n_blocks = (n_rows + ROW_BLOCK - 1) // ROW_BLOCK
+    for b in prange(n_blocks):
+        _interventional_rows(X, b * ROW_BLOCK, min(n_rows, (b + 1) * ROW_BLOCK), 0, n_paths,
+                             patterns, counts, n_distinct, n_background, path_ptr, feature,
+                             lower, upper, missing_branch, missing_mode, out_ptr, out_index,
+                             out_value, max_u, out)
+
+
+@njit(parallel=True, cache=True)
+def _interventional_by_paths(X, patterns, counts, n_distinct, n_background, path_ptr,
+                             feature, lower, upper, missing_branch, missing_mode, out_ptr,
+                             out_index, out_value, max_u, out):
+    n_paths = len(path_ptr) - 1
+    chunk = (n_paths + PATH_CHUNKS - 1) // PATH_CHUNKS
+    buffers = np.zeros((PATH_CHUNKS,) + out.shape)
+    for c in prange(PATH_CHUNKS):
+        _interventional_rows(X, 0, X.shape[0], min(n_paths, c * chunk),
+                             min(n_paths, (c + 1) * chunk), patterns, counts, n_distinct,
+                             n_background, path_ptr, feature, lower, upper, missing_branch,
+                             missing_mode, out_ptr, out_index, out_value, max_u, buffers[c])
+    for c in range(PATH_CHUNKS):
+        out += buffers[c]
+
+
+def tree_interventional_shap(X, patterns, counts, n_distinct, n_background, path_ptr, feature,
+                             lower, upper, missing_branch, missing_mode, out_ptr, out_index,
+                             out_value, out):
+    kernel = _interventional_by_paths if _few_rows(X.shape[0]) else _interventional_by_rows
+    kernel(X, patterns, counts, n_distinct, n_background, path_ptr, feature, lower, upper,
+           missing_branch, missing_mode, out_ptr, out_index, out_value, _max_length(path_ptr),
+           out)
+    return out
+
+
+tree_interventional_shap.__doc__ = "Numba twin of ``_tree_numpy.tree_interventional_shap``."

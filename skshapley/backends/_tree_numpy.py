@@ -1,0 +1,224 @@
+"""NumPy reference kernels of exact TreeSHAP on merged paths (§8.1.3, §8.1.4, §8.4).
+
+Arguments follow the ensemble IR (``skshapley.tree.TreeEnsemble``): ``path_ptr``,
+``feature``, ``lower``, ``upper``, ``missing_branch``, ``missing_mode``,
+``zero_fraction``, ``out_ptr``, ``out_index``, ``out_value`` (abbreviated ``ir`` below).
+X is float64, already cast through the model's comparison dtype. Kernels *add* into
+``out`` (zero it first), so paths can be processed in chunks.
+
+Per path with u distinct features, zero fractions z and one fractions o (0/1) of a row,
+the path's game is v * prod_{j in S} o_j * prod_{j not in S} z_j, whose Shapley values are
+
+    phi_i = v (o_i - z_i) * integral_0^1 prod_{j != i} (z_j + (o_j - z_j) t) dt,
+
+a polynomial of degree u - 1 in t: Gauss-Legendre with ceil(u / 2) nodes is exact.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import gammaln
+
+# How an element decides that a value is missing (§8.6.3): NaN only (XGBoost, sklearn,
+# LightGBM "NaN"; LightGBM "None" is folded in by testing 0 against the interval), or NaN
+# and -1e-35 < x <= 1e-35 (LightGBM "Zero").
+MISSING_NAN = 0
+MISSING_NAN_OR_ZERO = 1
+LIGHTGBM_ZERO_THRESHOLD = 1e-35
+MAX_QUADRATURE = 32  # nodes; exact for paths of up to 64 distinct features
+
+
+def _legendre_tables():
+    """nodes[q], weights[q] of the q-point Gauss-Legendre rule on [0, 1] (q = 1..32)."""
+    nodes = np.zeros((MAX_QUADRATURE + 1, MAX_QUADRATURE))
+    weights = np.zeros((MAX_QUADRATURE + 1, MAX_QUADRATURE))
+    for q in range(1, MAX_QUADRATURE + 1):
+        x, w = np.polynomial.legendre.leggauss(q)
+        nodes[q, :q] = (x + 1.0) / 2.0
+        weights[q, :q] = w / 2.0
+    return nodes, weights
+
+
+LEGENDRE_NODES, LEGENDRE_WEIGHTS = _legendre_tables()
+
+
+def _shapley_weight_table(size=65):
+    """W[s, n] = s! (n - s - 1)! / n! for 0 <= s < n <= size - 1 (§8.1.4)."""
+    table = np.zeros((size, size))
+    for n in range(1, size):
+        s = np.arange(n)
+        table[s, n] = np.exp(gammaln(s + 1) + gammaln(n - s) - gammaln(n + 1))
+    return table
+
+
+SHAPLEY_WEIGHTS = _shapley_weight_table()
+
+
+def _satisfied(x, lower, upper, missing_branch, missing_mode):
+    """bool (n_rows, u): elements satisfied by each row; x is (n_rows, u)."""
+    missing = np.isnan(x)
+    zero = missing_mode == MISSING_NAN_OR_ZERO
+    missing = missing | (zero & (x > -LIGHTGBM_ZERO_THRESHOLD) & (x <= LIGHTGBM_ZERO_THRESHOLD))
+    with np.errstate(invalid="ignore"):
+        inside = (lower <= x) & (x < upper)
+    return np.where(missing, missing_branch.astype(bool), inside)
+
+
+def _path_elements(X, p, path_ptr, feature, lower, upper, missing_branch, missing_mode):
+    start, stop = path_ptr[p], path_ptr[p + 1]
+    f = feature[start:stop]
+    o = _satisfied(X[:, f], lower[start:stop], upper[start:stop],
+                   missing_branch[start:stop], missing_mode[start:stop])
+    return f, o.astype(np.float64)
+
+
+def _products_excluding_one(a):
+    """(..., u) -> (..., u): product of all entries but one, without division."""
+    prefix = np.cumprod(np.concatenate([np.ones_like(a[..., :1]), a[..., :-1]], axis=-1),
+                        axis=-1)
+    suffix = np.cumprod(np.concatenate([np.ones_like(a[..., :1]), a[..., :0:-1]], axis=-1),
+                        axis=-1)[..., ::-1]
+    return prefix * suffix
+
+
+def tree_path_shap(X, path_ptr, feature, lower, upper, missing_branch, missing_mode,
+                   zero_fraction, out_ptr, out_index, out_value, out):
+    """Path-dependent TreeSHAP (§8.1.3): add every path's contributions to ``out``.
+
+    Parameters
+    ----------
+    X : float64 (n_rows, n_features)
+    path_ptr, ..., out_value : the ensemble IR arrays
+    out : float64 (n_rows, n_outputs, n_features)
+
+    Returns
+    -------
+    out
+    """
+    for p in range(len(path_ptr) - 1):
+        f, o = _path_elements(X, p, path_ptr, feature, lower, upper, missing_branch,
+                              missing_mode)
+        u = len(f)
+        if u == 0:
+            continue
+        z = zero_fraction[path_ptr[p]:path_ptr[p + 1]]
+        q = (u + 1) // 2
+        t, w = LEGENDRE_NODES[q, :q], LEGENDRE_WEIGHTS[q, :q]
+        a = z[None, :, None] + (o - z)[:, :, None] * t[None, None, :]  # (n, u, q)
+        excluded = _products_excluding_one(np.moveaxis(a, 1, -1))  # (n, q, u)
+        coefficients = (o - z) * np.einsum("q,nqu->nu", w, excluded)
+        for k in range(out_ptr[p], out_ptr[p + 1]):
+            np.add.at(out, (slice(None), out_index[k], f), coefficients * out_value[k])
+    return out
+
+
+def tree_path_interactions(X, path_ptr, feature, lower, upper, missing_branch, missing_mode,
+                           zero_fraction, out_ptr, out_index, out_value, out):
+    """Path-dependent SHAP interaction values (§8.4), added to ``out``.
+
+    ``out`` : float64 (n_rows, n_outputs, n_features, n_features). Off-diagonal
+    phi_ij = v/2 (o_i - z_i)(o_j - z_j) * integral prod_{k != i, j} a_k(t) dt; the diagonal
+    gets phi_i - sum_{j != i} phi_ij, so rows sum to the SHAP values.
+    """
+    n_rows = X.shape[0]
+    for p in range(len(path_ptr) - 1):
+        f, o = _path_elements(X, p, path_ptr, feature, lower, upper, missing_branch,
+                              missing_mode)
+        u = len(f)
+        if u == 0:
+            continue
+        z = zero_fraction[path_ptr[p]:path_ptr[p + 1]]
+        q = (u + 1) // 2
+        t, w = LEGENDRE_NODES[q, :q], LEGENDRE_WEIGHTS[q, :q]
+        a = z[None, :, None] + (o - z)[:, :, None] * t[None, None, :]  # (n, u, q)
+        a = np.moveaxis(a, 1, -1)  # (n, q, u)
+        d = o - z
+        phi = d * np.einsum("q,nqu->nu", w, _products_excluding_one(a))
+        pair = np.zeros((n_rows, u, u))
+        for j in range(u):
+            b = a.copy()
+            b[..., j] = 1.0
+            integral = np.einsum("q,nqu->nu", w, _products_excluding_one(b))
+            pair[:, :, j] = 0.5 * d * d[:, j:j + 1] * integral
+            pair[:, j, j] = 0.0
+        diagonal = phi - pair.sum(axis=2)
+        block = pair + np.einsum("ni,ij->nij", diagonal, np.eye(u))
+        for k in range(out_ptr[p], out_ptr[p + 1]):
+            index = np.ix_(np.arange(n_rows), [out_index[k]], f, f)
+            np.add.at(out, index, block[:, None] * out_value[k])
+    return out
+
+
+def tree_background_patterns(background, path_ptr, feature, lower, upper, missing_branch,
+                             missing_mode, patterns, counts, n_distinct):
+    """Per path, the distinct bit patterns of satisfied elements over the background rows.
+
+    Parameters
+    ----------
+    background : float64 (n_background, n_features)
+    patterns : uint64 (n_paths, n_background)
+        Filled with the distinct patterns of each path first (sorted).
+    counts : float64 (n_paths, n_background)
+        How many background rows share each pattern.
+    n_distinct : int64 (n_paths,)
+
+    Returns
+    -------
+    patterns, counts, n_distinct
+    """
+    for p in range(len(path_ptr) - 1):
+        _, o = _path_elements(background, p, path_ptr, feature, lower, upper,
+                              missing_branch, missing_mode)
+        bits = (o.astype(np.uint64) << np.arange(o.shape[1], dtype=np.uint64)).sum(
+            axis=1, dtype=np.uint64)
+        values, multiplicity = np.unique(bits, return_counts=True)
+        n_distinct[p] = len(values)
+        patterns[p, : len(values)] = values
+        counts[p, : len(values)] = multiplicity
+    return patterns, counts, n_distinct
+
+
+def tree_interventional_shap(X, patterns, counts, n_distinct, n_background, path_ptr, feature,
+                             lower, upper, missing_branch, missing_mode, out_ptr, out_index,
+                             out_value, out):
+    """Interventional TreeSHAP (§8.1.4) from the background patterns, added to ``out``.
+
+    For a row x and background row r on one path: A = elements x satisfies and r does not,
+    B = the reverse; if some element is satisfied by neither, the pair contributes
+    nothing; else with s = |A|, n = |A| + |B|, i in A gets +v W(s - 1, n) and i in B gets
+    -v W(s, n). Averaged over the background (``n_background`` rows).
+
+    ``out`` : float64 (n_rows, n_outputs, n_features).
+    """
+    weights = SHAPLEY_WEIGHTS
+    for p in range(len(path_ptr) - 1):
+        f, o = _path_elements(X, p, path_ptr, feature, lower, upper, missing_branch,
+                              missing_mode)
+        u = len(f)
+        if u == 0:
+            continue
+        m = n_distinct[p]
+        rb = ((patterns[p, :m, None] >> np.arange(u, dtype=np.uint64)) & np.uint64(1)).astype(bool)
+        xb = o.astype(bool)
+        x_only = xb[:, None, :] & ~rb[None, :, :]  # (n, m, u)
+        r_only = rb[None, :, :] & ~xb[:, None, :]
+        neither = ~(xb[:, None, :] | rb[None, :, :])
+        valid = ~neither.any(axis=2)
+        s = x_only.sum(axis=2)
+        n = s + r_only.sum(axis=2)
+        w_plus = np.where(valid & (s > 0), weights[np.maximum(s - 1, 0), n], 0.0)
+        w_minus = np.where(valid & (s < n), weights[np.minimum(s, 64), n], 0.0)
+        c = counts[p, :m][None, :, None]
+        contribution = ((x_only * w_plus[:, :, None] - r_only * w_minus[:, :, None]) * c).sum(
+            axis=1) / n_background
+        for k in range(out_ptr[p], out_ptr[p + 1]):
+            np.add.at(out, (slice(None), out_index[k], f), contribution * out_value[k])
+    return out
+
+
+TREE_KERNELS = (
+    "tree_path_shap",
+    "tree_path_interactions",
+    "tree_background_patterns",
+    "tree_interventional_shap",
+)

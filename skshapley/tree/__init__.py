@@ -1,0 +1,14 @@
+"""Exact TreeSHAP for tree ensembles (§8): the ensemble IR, readers and kernels."""
+
+from skshapley.tree._api import FEATURE_PERTURBATIONS, TreeShapValues, tree_shap
+from skshapley.tree._ensemble import TreeEnsemble, build_ensemble
+from skshapley.tree._readers import read_model
+
+__all__ = [
+    "FEATURE_PERTURBATIONS",
+    "TreeEnsemble",
+    "TreeShapValues",
+    "build_ensemble",
+    "read_model",
+    "tree_shap",
+]

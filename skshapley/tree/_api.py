@@ -1,0 +1,167 @@
+"""``tree_shap``: exact SHAP values of tree ensembles on any backend (§8)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from skshapley.backends import get_backend
+from skshapley.tree._ensemble import MAX_PATTERN_FEATURES, TreeEnsemble
+from skshapley.tree._readers import read_model
+
+FEATURE_PERTURBATIONS = ("auto", "tree_path_dependent", "interventional")
+
+
+@dataclass(frozen=True)
+class TreeShapValues:
+    """Exact SHAP values of a tree ensemble.
+
+    Attributes
+    ----------
+    values : float64 (n_rows, n_features, n_outputs)
+    base_values : float64 (n_rows, n_outputs)
+        ``values.sum(axis=1) + base_values`` is the ensemble's raw output.
+    interactions : float64 (n_rows, n_features, n_features, n_outputs) or None
+    feature_perturbation : str
+    ensemble : TreeEnsemble
+    """
+
+    values: np.ndarray
+    base_values: np.ndarray
+    interactions: np.ndarray | None
+    feature_perturbation: str
+    ensemble: TreeEnsemble
+
+
+def _ir_arrays(ensemble):
+    return (ensemble.path_ptr, ensemble.feature, ensemble.lower, ensemble.upper,
+            ensemble.missing_branch, ensemble.missing_mode)
+
+
+def _outputs(ensemble):
+    return ensemble.out_ptr, ensemble.out_index, ensemble.out_value
+
+
+def _check_X(X, ensemble, name="X"):
+    X = np.asarray(X)
+    if X.ndim != 2 or X.shape[1] != ensemble.n_features:
+        raise ValueError(
+            f"{name} must be a 2-D array with {ensemble.n_features} columns (the model's "
+            f"features); got shape {X.shape}."
+        )
+    try:
+        X = ensemble.prepare(X)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be numeric: {err}") from None
+    if np.isinf(X).any():
+        raise ValueError(f"{name} contains infinite values; tree models cannot route them "
+                         "as the library does, so they are refused.")
+    return X
+
+
+def path_dependent_shap(ensemble, X, kernels):
+    n_rows = X.shape[0]
+    out = np.zeros((n_rows, ensemble.n_outputs, ensemble.n_features))
+    kernels.tree_path_shap(X, *_ir_arrays(ensemble), ensemble.zero_fraction,
+                           *_outputs(ensemble), out)
+    base = np.broadcast_to(ensemble.expected_value, (n_rows, ensemble.n_outputs)).copy()
+    return out, base
+
+
+def path_dependent_interactions(ensemble, X, kernels):
+    n_rows, d = X.shape[0], ensemble.n_features
+    out = np.zeros((n_rows, ensemble.n_outputs, d, d))
+    kernels.tree_path_interactions(X, *_ir_arrays(ensemble), ensemble.zero_fraction,
+                                   *_outputs(ensemble), out)
+    return out
+
+
+def interventional_shap(ensemble, X, background, kernels):
+    if ensemble.max_path_length > MAX_PATTERN_FEATURES:
+        raise ValueError(
+            f"feature_perturbation='interventional' supports paths of up to "
+            f"{MAX_PATTERN_FEATURES} distinct features; this model has a path with "
+            f"{ensemble.max_path_length}. Use feature_perturbation='tree_path_dependent'."
+        )
+    n_background = background.shape[0]
+    patterns = np.zeros((ensemble.n_paths, n_background), np.uint64)
+    counts = np.zeros((ensemble.n_paths, n_background))
+    n_distinct = np.zeros(ensemble.n_paths, np.int64)
+    kernels.tree_background_patterns(background, *_ir_arrays(ensemble), patterns, counts,
+                                     n_distinct)
+    out = np.zeros((X.shape[0], ensemble.n_outputs, ensemble.n_features))
+    kernels.tree_interventional_shap(X, patterns, counts, n_distinct, n_background,
+                                     *_ir_arrays(ensemble), *_outputs(ensemble), out)
+    base_value = ensemble.predict_raw(background).mean(axis=0)
+    return out, np.broadcast_to(base_value, (X.shape[0], ensemble.n_outputs)).copy()
+
+
+def tree_shap(model, X, *, background=None, feature_perturbation="auto", interactions=False,
+              backend=None):
+    """Exact SHAP values of a tree ensemble's raw output (§8).
+
+    Parameters
+    ----------
+    model : fitted tree model or TreeEnsemble
+        scikit-learn trees, forests, (Hist)GradientBoosting; XGBoost; LightGBM.
+    X : array-like (n_rows, n_features)
+        Rows to explain; NaN is a missing value, routed as the model routes it.
+    background : array-like (n_background, n_features), optional
+        Background rows of the interventional game (§8.1.4).
+    feature_perturbation : {"auto", "tree_path_dependent", "interventional"}, default="auto"
+        "tree_path_dependent": the cover-weighted conditional expectation of TreeSHAP
+        (§8.1.1); "interventional": the marginal game over ``background``. "auto":
+        interventional when a background is given.
+    interactions : bool, default=False
+        Also compute SHAP interaction values (path-dependent only, §8.4).
+    backend : str, optional
+        Kernel backend (see :func:`skshapley.backends.available_backends`).
+
+    Returns
+    -------
+    TreeShapValues
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from skshapley.tree import tree_shap
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> model = RandomForestRegressor(n_estimators=10, max_depth=4, random_state=0).fit(X, y)
+    >>> result = tree_shap(model, X[:5])
+    >>> total = result.values.sum(axis=1) + result.base_values
+    >>> bool(abs(total[:, 0] - model.predict(X[:5])).max() < 1e-9)
+    True
+    """
+    if feature_perturbation not in FEATURE_PERTURBATIONS:
+        raise ValueError(
+            f"The 'feature_perturbation' parameter must be one of "
+            f"{list(FEATURE_PERTURBATIONS)}; got {feature_perturbation!r}."
+        )
+    ensemble = model if isinstance(model, TreeEnsemble) else read_model(model)
+    X = _check_X(X, ensemble)
+    if feature_perturbation == "auto":
+        feature_perturbation = ("interventional" if background is not None
+                                else "tree_path_dependent")
+    kernels = get_backend(backend)
+    interaction_values = None
+    if feature_perturbation == "interventional":
+        if background is None:
+            raise ValueError("feature_perturbation='interventional' needs a background set; "
+                             "pass background=.")
+        if interactions:
+            raise ValueError("interactions=True is available with "
+                             "feature_perturbation='tree_path_dependent' only.")
+        background = _check_X(background, ensemble, "background")
+        if background.shape[0] == 0:
+            raise ValueError("background has no rows.")
+        values, base = interventional_shap(ensemble, X, background, kernels)
+    else:
+        values, base = path_dependent_shap(ensemble, X, kernels)
+        if interactions:
+            interaction_values = np.moveaxis(path_dependent_interactions(ensemble, X, kernels),
+                                             1, -1)
+    return TreeShapValues(values=np.moveaxis(values, 1, -1), base_values=base,
+                          interactions=interaction_values,
+                          feature_perturbation=feature_perturbation, ensemble=ensemble)

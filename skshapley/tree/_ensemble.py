@@ -1,0 +1,291 @@
+"""The ensemble IR of §8.6.1: every root-to-leaf path as merged elements (SoA arrays).
+
+Readers (``_readers.py``) turn a library's trees into *node tables* — per node: parent,
+the feature and interval of the edge into it, whether missing values follow that edge,
+and its cover — and :func:`build_ensemble` turns the tables of all trees into paths:
+walk up from every leaf (vectorised over leaves), then merge the elements of a path that
+test the same feature into one interval (§8.2.2), which is legal because TreeSHAP's
+extend and unwind commute.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from skshapley.backends._tree_numpy import (  # noqa: F401  (re-exported for readers)
+    LIGHTGBM_ZERO_THRESHOLD,
+    MISSING_NAN,
+    MISSING_NAN_OR_ZERO,
+)
+
+# Paths with more distinct features than this cannot be handled by the bit-pattern
+# kernels (interventional) and by the warp kernel (31); the path kernels take any length.
+MAX_PATTERN_FEATURES = 63
+
+
+@dataclass(frozen=True)
+class NodeTable:
+    """One tree as per-node arrays; node 0 is the root.
+
+    Attributes
+    ----------
+    parent : int64 (n_nodes,)
+        Parent index, -1 for the root.
+    feature : int32 (n_nodes,)
+        Feature tested by the parent on the edge into this node (unused at the root).
+    lower, upper : float64 (n_nodes,)
+        The edge is followed iff lower <= x < upper (x cast to the ensemble's input dtype).
+    missing_branch : bool (n_nodes,)
+        Missing values follow this edge.
+    missing_mode : uint8 (n_nodes,)
+        ``MISSING_NAN`` or ``MISSING_NAN_OR_ZERO``.
+    cover : float64 (n_nodes,)
+        Node cover (weighted training count or hessian sum).
+    is_leaf : bool (n_nodes,)
+    leaf_values : float64 (n_nodes, n_outputs)
+        Leaf values already scaled (learning rate, 1/n_trees, ...); rows of internal
+        nodes are ignored.
+    """
+
+    parent: np.ndarray
+    feature: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    missing_branch: np.ndarray
+    missing_mode: np.ndarray
+    cover: np.ndarray
+    is_leaf: np.ndarray
+    leaf_values: np.ndarray
+
+
+@dataclass(frozen=True)
+class TreeEnsemble:
+    """Merged root-to-leaf paths of a tree ensemble (§8.6.1).
+
+    Attributes
+    ----------
+    path_ptr : int64 (n_paths + 1,)
+        Elements of path p are ``path_ptr[p]:path_ptr[p + 1]`` (sorted by feature).
+    feature : int32 (n_elements,)
+    lower, upper : float64 (n_elements,)
+        The element is satisfied iff lower <= x < upper.
+    missing_branch : uint8 (n_elements,)
+        1 if a missing value satisfies the element.
+    missing_mode : uint8 (n_elements,)
+    zero_fraction : float64 (n_elements,)
+        Product of cover ratios c_child / c_parent of the merged edges (z of §8.1).
+    out_ptr : int64 (n_paths + 1,), out_index : int32, out_value : float64
+        Leaf values of path p in CSR form: output ``out_index[k]`` gets ``out_value[k]``.
+    offset : float64 (n_outputs,)
+        The model's constant (base score, init estimator).
+    expected_value : float64 (n_outputs,)
+        Path-dependent base value: offset + sum over paths of v * prod z.
+    n_features, n_outputs : int
+    input_dtype : numpy dtype
+        The models compare x cast to this dtype (float32 for XGBoost and sklearn trees).
+    output : str
+        What an output is: "value" (regression), "probability" (forest classifiers) or
+        "margin" (boosted classifiers, before the link).
+    link : str
+        "identity", "logit" (binary margin) or "softmax" (one margin per class).
+    model_name : str
+    """
+
+    path_ptr: np.ndarray
+    feature: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    missing_branch: np.ndarray
+    missing_mode: np.ndarray
+    zero_fraction: np.ndarray
+    out_ptr: np.ndarray
+    out_index: np.ndarray
+    out_value: np.ndarray
+    offset: np.ndarray
+    expected_value: np.ndarray
+    n_features: int
+    n_outputs: int
+    input_dtype: np.dtype = field(default=np.dtype(np.float64))
+    output: str = "value"
+    link: str = "identity"
+    model_name: str = ""
+
+    @property
+    def n_paths(self) -> int:
+        return len(self.path_ptr) - 1
+
+    @property
+    def path_lengths(self) -> np.ndarray:
+        """Distinct features per path (u of §8)."""
+        return np.diff(self.path_ptr)
+
+    @property
+    def max_path_length(self) -> int:
+        lengths = self.path_lengths
+        return int(lengths.max()) if lengths.size else 0
+
+    def prepare(self, X) -> np.ndarray:
+        """X as the models compare it: cast to ``input_dtype``, returned as float64."""
+        X = np.asarray(X)
+        return np.ascontiguousarray(X.astype(self.input_dtype).astype(np.float64))
+
+    def satisfied(self, X) -> np.ndarray:
+        """bool (n_rows, n_elements): which elements each row satisfies (x prepared)."""
+        x = X[:, self.feature]
+        missing = np.isnan(x)
+        zero = self.missing_mode == MISSING_NAN_OR_ZERO
+        missing |= zero & (x > -LIGHTGBM_ZERO_THRESHOLD) & (x <= LIGHTGBM_ZERO_THRESHOLD)
+        with np.errstate(invalid="ignore"):
+            inside = (self.lower <= x) & (x < self.upper)
+        return np.where(missing, self.missing_branch.astype(bool), inside)
+
+    def predict_raw(self, X) -> np.ndarray:
+        """float64 (n_rows, n_outputs): the ensemble's raw output from its paths.
+
+        A row reaches exactly one leaf per tree, i.e. satisfies every element of exactly
+        one path per tree; this is the reference the readers check against the model.
+        """
+        X = self.prepare(X)
+        sat = self.satisfied(X)
+        lengths = self.path_lengths
+        # A path is reached iff all its elements are satisfied; paths without elements
+        # (single-leaf trees) are always reached.
+        reached = np.ones((X.shape[0], self.n_paths), dtype=bool)
+        nonempty = lengths > 0
+        if sat.shape[1]:
+            counts = np.add.reduceat(sat.astype(np.int64), self.path_ptr[:-1][nonempty],
+                                     axis=1)
+            reached[:, nonempty] = counts == lengths[nonempty]
+        values = np.zeros((self.n_paths, self.n_outputs))
+        path_of_output = np.repeat(np.arange(self.n_paths), np.diff(self.out_ptr))
+        np.add.at(values, (path_of_output, self.out_index), self.out_value)
+        return reached.astype(np.float64) @ values + self.offset
+
+
+def _walk_up(tables):
+    """Concatenate the trees' node tables and list every leaf's edges, leaf first."""
+    offsets = np.cumsum([0] + [len(t.parent) for t in tables])
+    parent = np.concatenate([np.where(t.parent >= 0, t.parent + o, -1)
+                             for t, o in zip(tables, offsets[:-1], strict=True)])
+    leaves = np.concatenate([np.flatnonzero(t.is_leaf) + o
+                             for t, o in zip(tables, offsets[:-1], strict=True)])
+    path_of, node_of = [], []
+    current = leaves.copy()
+    path_ids = np.arange(len(leaves))
+    while current.size:
+        has_edge = parent[current] >= 0
+        current, path_ids = current[has_edge], path_ids[has_edge]
+        path_of.append(path_ids)
+        node_of.append(current)
+        current = parent[current]
+    path_of = np.concatenate(path_of) if path_of else np.zeros(0, np.int64)
+    node_of = np.concatenate(node_of) if node_of else np.zeros(0, np.int64)
+    return leaves, path_of, node_of, parent
+
+
+def build_ensemble(tables, *, n_features, n_outputs, offset, input_dtype, output="value",
+                   link="identity", model_name=""):
+    """Merged paths of the trees in ``tables`` (list of :class:`NodeTable`).
+
+    Parameters
+    ----------
+    tables : list of NodeTable
+    n_features, n_outputs : int
+    offset : array-like (n_outputs,)
+    input_dtype : numpy dtype
+    output, link, model_name : str
+        See :class:`TreeEnsemble`.
+
+    Returns
+    -------
+    TreeEnsemble
+    """
+    def stack(name, dtype):
+        return np.concatenate([np.asarray(getattr(t, name), dtype=dtype) for t in tables])
+
+    feature_all = stack("feature", np.int32)
+    lower_all, upper_all = stack("lower", np.float64), stack("upper", np.float64)
+    missing_all = stack("missing_branch", np.uint8)
+    mode_all = stack("missing_mode", np.uint8)
+    cover_all = stack("cover", np.float64)
+    values_all = np.concatenate([np.asarray(t.leaf_values, np.float64).reshape(len(t.parent), -1)
+                                 for t in tables])
+
+    leaves, path_of, node_of, parent = _walk_up(tables)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # Zero parent cover (never seen in practice) would give 0/0; treat the edge as
+        # never taken by the expectation (z = 0), like XGBoost's clamped child weight.
+        z_edge = np.where(cover_all[parent[node_of]] > 0,
+                          cover_all[node_of] / cover_all[parent[node_of]], 0.0)
+
+    leaf_values = values_all[leaves]
+    # Path-dependent base value: sum over paths of v * prod of edge ratios (§8.1.1),
+    # computed before merging (the product is the same).
+    log_free_product = np.ones(len(leaves))
+    np.multiply.at(log_free_product, path_of, z_edge)
+    expected = np.asarray(offset, np.float64) + log_free_product @ leaf_values
+
+    # Merge elements of a path on the same feature (§8.2.2).
+    feat = feature_all[node_of]
+    order = np.lexsort((feat, path_of))
+    path_sorted, feat_sorted = path_of[order], feat[order]
+    node_sorted, z_sorted = node_of[order], z_edge[order]
+    if len(order):
+        starts = np.flatnonzero(np.r_[True, (np.diff(path_sorted) != 0)
+                                      | (np.diff(feat_sorted) != 0)])
+    else:
+        starts = np.zeros(0, np.int64)
+    modes = mode_all[node_sorted]
+    if len(order) and np.any(np.minimum.reduceat(modes, starts)
+                             != np.maximum.reduceat(modes, starts)):
+        raise ValueError(
+            f"{model_name}: one path tests a feature with two different missing-value "
+            "rules; this model cannot be represented exactly."
+        )
+
+    def reduce(ufunc, values):
+        return ufunc.reduceat(values, starts) if len(starts) else values[:0]
+
+    lower = reduce(np.maximum, lower_all[node_sorted])
+    upper = reduce(np.minimum, upper_all[node_sorted])
+    missing = reduce(np.minimum, missing_all[node_sorted])
+    mode = modes[starts] if len(starts) else modes
+    z = reduce(np.multiply, z_sorted)
+    element_path = path_sorted[starts] if len(starts) else path_sorted
+    feature = feat_sorted[starts] if len(starts) else feat_sorted
+
+    # Drop paths whose leaf has no nonzero output (they contribute nothing).
+    nonzero = leaf_values != 0
+    keep = nonzero.any(axis=1)
+    new_id = np.cumsum(keep) - 1
+    keep_element = keep[element_path]
+    element_path = new_id[element_path[keep_element]]
+    n_paths = int(keep.sum())
+    path_ptr = np.zeros(n_paths + 1, np.int64)
+    np.add.at(path_ptr, element_path + 1, 1)
+    path_ptr = np.cumsum(path_ptr)
+    kept_values, kept_nonzero = leaf_values[keep], nonzero[keep]
+    out_ptr = np.r_[0, np.cumsum(kept_nonzero.sum(axis=1))].astype(np.int64)
+    rows, cols = np.nonzero(kept_nonzero)
+    return TreeEnsemble(
+        path_ptr=path_ptr,
+        feature=np.ascontiguousarray(feature[keep_element], np.int32),
+        lower=np.ascontiguousarray(lower[keep_element]),
+        upper=np.ascontiguousarray(upper[keep_element]),
+        missing_branch=np.ascontiguousarray(missing[keep_element], np.uint8),
+        missing_mode=np.ascontiguousarray(mode[keep_element], np.uint8),
+        zero_fraction=np.ascontiguousarray(z[keep_element]),
+        out_ptr=out_ptr,
+        out_index=cols.astype(np.int32),
+        out_value=kept_values[rows, cols].astype(np.float64),
+        offset=np.asarray(offset, np.float64).reshape(n_outputs),
+        expected_value=expected.reshape(n_outputs),
+        n_features=int(n_features),
+        n_outputs=int(n_outputs),
+        input_dtype=np.dtype(input_dtype),
+        output=output,
+        link=link,
+        model_name=model_name,
+    )

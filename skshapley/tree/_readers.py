@@ -1,0 +1,356 @@
+"""Readers: scikit-learn, XGBoost and LightGBM trees to node tables (§8.6.3).
+
+Every reader ends by checking the IR against the model's own raw output on probe rows
+(:func:`_verify`): a model read inexactly raises instead of being explained silently
+wrong. Categorical splits are refused with a clear error for now.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from skshapley.tree._ensemble import (
+    MISSING_NAN,
+    MISSING_NAN_OR_ZERO,
+    NodeTable,
+    build_ensemble,
+)
+
+
+def _le_threshold_float32(threshold):
+    """x32 <= t (t float64) as x32 < t+, t+ the smallest float32 above t (§8.6.3)."""
+    t = np.asarray(threshold, np.float64)
+    f = t.astype(np.float32)
+    f = np.where(f.astype(np.float64) <= t, np.nextafter(f, np.float32(np.inf)), f)
+    return f.astype(np.float64)
+
+
+def _le_threshold_float64(threshold):
+    """x <= t in float64 as x < nextafter(t, +inf)."""
+    return np.nextafter(np.asarray(threshold, np.float64), np.inf)
+
+
+def _table_from_children(left, right, feature, cut, default_left, cover, leaf_values,
+                         missing_mode=None):
+    """Node table of a binary tree given as child arrays (-1 at leaves).
+
+    ``cut`` is the canonical threshold: left is x < cut, right x >= cut.
+    """
+    left, right = np.asarray(left, np.int64), np.asarray(right, np.int64)
+    n = len(left)
+    is_leaf = left < 0
+    parent = np.full(n, -1, np.int64)
+    internal = np.flatnonzero(~is_leaf)
+    parent[left[internal]] = internal
+    parent[right[internal]] = internal
+    edge_feature = np.zeros(n, np.int32)
+    lower = np.full(n, -np.inf)
+    upper = np.full(n, np.inf)
+    missing = np.zeros(n, bool)
+    mode = np.zeros(n, np.uint8)
+    default_left = np.asarray(default_left, bool)
+    if missing_mode is None:
+        missing_mode = np.zeros(n, np.uint8)
+    for children, is_left in ((left[internal], True), (right[internal], False)):
+        edge_feature[children] = np.asarray(feature)[internal]
+        if is_left:
+            upper[children] = np.asarray(cut, np.float64)[internal]
+        else:
+            lower[children] = np.asarray(cut, np.float64)[internal]
+        missing[children] = default_left[internal] == is_left
+        mode[children] = np.asarray(missing_mode)[internal]
+    return NodeTable(parent=parent, feature=edge_feature, lower=lower, upper=upper,
+                     missing_branch=missing, missing_mode=mode,
+                     cover=np.asarray(cover, np.float64), is_leaf=is_leaf,
+                     leaf_values=np.asarray(leaf_values, np.float64).reshape(n, -1))
+
+
+def _probe_rows(n_features, seed=0):
+    rng = np.random.default_rng(seed)
+    rows = [np.zeros(n_features), np.ones(n_features), rng.normal(size=n_features),
+            rng.normal(scale=100.0, size=n_features)]
+    return np.vstack(rows)
+
+
+def _verify(ensemble, model_output, X, what):
+    """Raise if the IR's raw output differs from the model's on ``X``."""
+    ours = ensemble.predict_raw(X)
+    model_output = np.asarray(model_output, np.float64).reshape(ours.shape)
+    # Sum of |leaf values| bounds the output; float32 peers (XGBoost) round each partial
+    # sum, so allow a relative 1e-5 of it. A misread path is off by a whole leaf value.
+    scale = max(1.0, float(np.max(np.abs(model_output))),
+                float(np.abs(ensemble.out_value).sum()) / max(1, ensemble.n_outputs) * 1e-2)
+    error = float(np.max(np.abs(ours - model_output)))
+    if not np.isfinite(error) or error > 1e-5 * scale:
+        raise ValueError(
+            f"Could not read {what} exactly: its paths reproduce the model's raw output "
+            f"only to {error:.3g}; please report this model."
+        )
+
+
+# --------------------------------------------------------------------------- sklearn
+
+
+def _sklearn_tree_table(tree, scale, classifier):
+    t = tree.tree_
+    value = t.value
+    if classifier:
+        if value.shape[1] != 1:
+            raise ValueError("multi-output tree classifiers are not supported by method='tree'.")
+        leaf = value[:, 0, :]
+        total = leaf.sum(axis=1, keepdims=True)
+        leaf = np.divide(leaf, total, out=np.zeros_like(leaf), where=total > 0)
+    else:
+        leaf = value[:, :, 0]
+    default_left = getattr(t, "missing_go_to_left", np.zeros(t.node_count, np.uint8))
+    return _table_from_children(
+        t.children_left, t.children_right, np.maximum(t.feature, 0),
+        _le_threshold_float32(t.threshold), default_left, t.weighted_n_node_samples,
+        leaf * scale,
+    )
+
+
+def _hist_gradient_boosting(model):
+    predictors = model._predictors
+    n_outputs = len(predictors[0])
+    tables = []
+    for iteration in predictors:
+        for k, predictor in enumerate(iteration):
+            nodes = predictor.nodes
+            if np.any(nodes["is_categorical"]):
+                raise ValueError(
+                    "HistGradientBoosting models with categorical splits are not "
+                    "supported by method='tree' yet."
+                )
+            leaf = np.zeros((len(nodes), n_outputs))
+            leaf[:, k] = np.where(nodes["is_leaf"], nodes["value"], 0.0)
+            left = np.where(nodes["is_leaf"], -1, nodes["left"].astype(np.int64))
+            right = np.where(nodes["is_leaf"], -1, nodes["right"].astype(np.int64))
+            tables.append(_table_from_children(
+                left, right, nodes["feature_idx"],
+                _le_threshold_float64(nodes["num_threshold"]), nodes["missing_go_to_left"],
+                nodes["count"], leaf,
+            ))
+    return tables, n_outputs
+
+
+def read_sklearn(model):
+    """Node tables of a fitted scikit-learn tree model; returns a TreeEnsemble."""
+    from sklearn.base import is_classifier
+    from sklearn.ensemble import (
+        ExtraTreesClassifier,
+        ExtraTreesRegressor,
+        GradientBoostingClassifier,
+        GradientBoostingRegressor,
+        HistGradientBoostingClassifier,
+        HistGradientBoostingRegressor,
+        RandomForestClassifier,
+        RandomForestRegressor,
+    )
+    from sklearn.tree import BaseDecisionTree
+
+    forests = (RandomForestClassifier, RandomForestRegressor, ExtraTreesClassifier,
+               ExtraTreesRegressor)
+
+    name = type(model).__name__
+    n_features = int(model.n_features_in_)
+    classifier = is_classifier(model)
+    probes = _probe_rows(n_features)
+    if isinstance(model, (BaseDecisionTree, *forests)):
+        trees = [model] if isinstance(model, BaseDecisionTree) else list(model.estimators_)
+        tables = [_sklearn_tree_table(tree, 1.0 / len(trees), classifier) for tree in trees]
+        n_outputs = tables[0].leaf_values.shape[1]
+        if classifier:
+            output, raw = "probability", model.predict_proba(probes)
+        else:
+            output, raw = "value", model.predict(probes)
+        ensemble = build_ensemble(tables, n_features=n_features, n_outputs=n_outputs,
+                                  offset=np.zeros(n_outputs), input_dtype=np.float32,
+                                  output=output, model_name=name)
+        _verify(ensemble, raw, probes, name)
+        return ensemble
+    if isinstance(model, (GradientBoostingRegressor, GradientBoostingClassifier)):
+        estimators = model.estimators_
+        n_outputs = estimators.shape[1]
+        tables = []
+        for stage in estimators:
+            for k, tree in enumerate(stage):
+                table = _sklearn_tree_table(tree, model.learning_rate, False)
+                leaf = np.zeros((len(table.parent), n_outputs))
+                leaf[:, k] = table.leaf_values[:, 0]
+                tables.append(NodeTable(**{**table.__dict__, "leaf_values": leaf}))
+        raw = model.decision_function(probes) if classifier else model.predict(probes)
+        return _with_offset(tables, raw, probes, n_features, n_outputs, np.float32, name,
+                            classifier)
+    if isinstance(model, (HistGradientBoostingRegressor, HistGradientBoostingClassifier)):
+        tables, n_outputs = _hist_gradient_boosting(model)
+        raw = model.decision_function(probes) if classifier else model._raw_predict(probes)
+        link = None if classifier or model.loss in ("squared_error", "absolute_error",
+                                                    "quantile") else "other"
+        return _with_offset(tables, raw, probes, n_features, n_outputs, np.float64, name,
+                            classifier, link=link)
+    raise ValueError(f"{name} is not a tree model that method='tree' can read.")
+
+
+def _with_offset(tables, raw, probes, n_features, n_outputs, input_dtype, name, classifier,
+                 link=None):
+    """Build with offset = model margin minus the sum of leaves, checked constant."""
+    ensemble = build_ensemble(tables, n_features=n_features, n_outputs=n_outputs,
+                              offset=np.zeros(n_outputs), input_dtype=input_dtype,
+                              model_name=name)
+    raw = np.asarray(raw, np.float64).reshape(len(probes), n_outputs)
+    offsets = raw - ensemble.predict_raw(probes)
+    offset = offsets.mean(axis=0)
+    if link is None:
+        link = ("logit" if n_outputs == 1 else "softmax") if classifier else "identity"
+    ensemble = build_ensemble(tables, n_features=n_features, n_outputs=n_outputs,
+                              offset=offset, input_dtype=input_dtype,
+                              output="margin" if classifier else "value", link=link,
+                              model_name=name)
+    _verify(ensemble, raw, probes, name)
+    return ensemble
+
+
+# --------------------------------------------------------------------------- XGBoost
+
+
+def read_xgboost(model):
+    """TreeEnsemble of an XGBoost ``Booster`` or sklearn wrapper (JSON model, §8.6.3)."""
+    import xgboost
+
+    booster = model.get_booster() if hasattr(model, "get_booster") else model
+    name = type(model).__name__
+    config = json.loads(bytes(booster.save_raw(raw_format="json")))
+    learner = config["learner"]
+    gbm = learner["gradient_booster"]
+    booster_name = gbm["name"]
+    if booster_name == "gblinear":
+        raise ValueError("XGBoost gblinear models have no trees; method='tree' cannot read them.")
+    weights = None
+    if booster_name == "dart":
+        weights = np.asarray(gbm["weight_drop"], np.float64)
+        gbm = gbm["gbtree"]
+    trees = gbm["model"]["trees"]
+    tree_info = np.asarray(gbm["model"]["tree_info"], np.int64)
+    params = learner["learner_model_param"]
+    n_features = int(params["num_feature"])
+    n_outputs = max(1, int(params.get("num_class", "0")), int(params.get("num_target", "1")))
+    tables = []
+    for t, tree in enumerate(trees):
+        if int(tree["tree_param"].get("size_leaf_vector", "1")) > 1:
+            raise ValueError("XGBoost multi-output trees (vector leaves) are not supported "
+                             "by method='tree' yet.")
+        if any(int(s) != 0 for s in tree.get("split_type", [])):
+            raise ValueError("XGBoost models with categorical splits are not supported by "
+                             "method='tree' yet.")
+        left = np.asarray(tree["left_children"], np.int64)
+        right = np.asarray(tree["right_children"], np.int64)
+        cond = np.asarray(tree["split_conditions"], np.float32).astype(np.float64)
+        is_leaf = left < 0
+        leaf = np.zeros((len(left), n_outputs))
+        scale = 1.0 if weights is None else weights[t]
+        leaf[:, tree_info[t]] = np.where(is_leaf, cond * scale, 0.0)
+        tables.append(_table_from_children(
+            left, right, np.asarray(tree["split_indices"], np.int32), cond,
+            np.asarray(tree["default_left"], bool), np.asarray(tree["sum_hessian"]), leaf,
+        ))
+    probes = _probe_rows(n_features)
+    raw = booster.predict(xgboost.DMatrix(probes), output_margin=True)
+    objective = learner["objective"]["name"]
+    if objective in ("binary:logistic", "binary:logitraw", "reg:logistic"):
+        link = "logit"
+    elif objective.startswith("multi:"):
+        link = "softmax"
+    elif objective in ("reg:squarederror", "reg:squaredlogerror", "reg:pseudohubererror",
+                       "reg:absoluteerror", "reg:quantileerror"):
+        link = "identity"
+    else:
+        link = "other"
+    classifier = link in ("logit", "softmax")
+    return _with_offset(tables, raw, probes, n_features, n_outputs, np.float32, name,
+                        classifier, link=link)
+
+
+# --------------------------------------------------------------------------- LightGBM
+
+
+def read_lightgbm(model):
+    """TreeEnsemble of a LightGBM ``Booster`` or sklearn wrapper (``dump_model``)."""
+    booster = model.booster_ if hasattr(model, "booster_") else model
+    name = type(model).__name__
+    dump = booster.dump_model()
+    n_features = int(dump["max_feature_idx"]) + 1
+    n_outputs = int(dump.get("num_tree_per_iteration", 1))
+    tables = []
+    for t, info in enumerate(dump["tree_info"]):
+        nodes = []  # (left, right, feature, cut, default_left, cover, value, mode)
+
+        def visit(node):
+            index = len(nodes)
+            nodes.append(None)
+            if "leaf_value" in node or "split_index" not in node:
+                nodes[index] = (-1, -1, 0, 0.0, False, float(node.get("leaf_count", 1)),
+                                float(node.get("leaf_value", 0.0)), MISSING_NAN)
+                return index
+            if node["decision_type"] != "<=":
+                raise ValueError("LightGBM models with categorical splits are not supported "
+                                 "by method='tree' yet.")
+            left = visit(node["left_child"])
+            right = visit(node["right_child"])
+            cut = float(_le_threshold_float64(node["threshold"]))
+            missing_type = node.get("missing_type", "None")
+            default_left = bool(node["default_left"])
+            mode = MISSING_NAN
+            if missing_type == "None":
+                # NaN is replaced by 0 and compared (§8.6.3): fold into the interval test.
+                default_left = 0.0 < cut
+            elif missing_type == "Zero":
+                mode = MISSING_NAN_OR_ZERO
+            nodes[index] = (left, right, int(node["split_feature"]), cut, default_left,
+                            float(node["internal_count"]), 0.0, mode)
+            return index
+
+        visit(info["tree_structure"])
+        columns = list(zip(*nodes, strict=True))
+        leaf = np.zeros((len(nodes), n_outputs))
+        leaf[:, t % n_outputs] = columns[6]
+        tables.append(_table_from_children(columns[0], columns[1], columns[2], columns[3],
+                                           columns[4], columns[5], leaf,
+                                           missing_mode=np.asarray(columns[7], np.uint8)))
+    if dump.get("average_output", False):
+        n_iterations = len(tables) // n_outputs
+        tables = [NodeTable(**{**t.__dict__, "leaf_values": t.leaf_values / n_iterations})
+                  for t in tables]
+    probes = _probe_rows(n_features)
+    raw = booster.predict(probes, raw_score=True)
+    objective = str(dump.get("objective", "regression")).split()[0]
+    classifier = objective in ("binary", "multiclass", "multiclassova", "cross_entropy")
+    link = ("logit" if objective in ("binary", "cross_entropy") else "softmax") \
+        if classifier else ("identity" if objective.startswith("regression") else "other")
+    return _with_offset(tables, raw, probes, n_features, n_outputs, np.float64, name,
+                        classifier, link=link)
+
+
+def read_model(model):
+    """A :class:`TreeEnsemble` from a fitted tree model of scikit-learn, XGBoost or
+    LightGBM.
+
+    Raises
+    ------
+    ValueError
+        If the model is not a supported tree ensemble, or uses a feature (categorical
+        splits, vector leaves) that cannot be read exactly yet.
+    """
+    module = type(model).__module__.split(".")[0]
+    if module == "sklearn":
+        return read_sklearn(model)
+    if module == "xgboost":
+        return read_xgboost(model)
+    if module == "lightgbm":
+        return read_lightgbm(model)
+    raise ValueError(
+        f"method='tree' reads scikit-learn, XGBoost and LightGBM tree models; got "
+        f"{type(model).__name__} from {module!r}."
+    )
