@@ -1,14 +1,18 @@
 """Exact TreeSHAP for tree ensembles (§8): the ensemble IR, readers and kernels."""
 
+from skshapley.backends._packing import PACKINGS, Packing, pack_paths
 from skshapley.tree._api import FEATURE_PERTURBATIONS, TreeShapValues, tree_shap
 from skshapley.tree._ensemble import TreeEnsemble, build_ensemble
 from skshapley.tree._readers import read_model
 
 __all__ = [
     "FEATURE_PERTURBATIONS",
+    "PACKINGS",
+    "Packing",
     "TreeEnsemble",
     "TreeShapValues",
     "build_ensemble",
+    "pack_paths",
     "read_model",
     "tree_shap",
 ]

@@ -1,0 +1,196 @@
+"""CuPy backend: the GPUTreeShap warp kernel as CUDA C++ in a ``RawModule`` (§8.2.4, §8.7).
+
+One warp handles one packed bin (paths as groups of contiguous lanes) for a block of
+rows; a lane owns one path element and one permutation weight; extend and the unwound
+sum exchange values with ``__shfl_sync``/``__shfl_up_sync`` on the group's mask.
+Weights are float64 (GPUTreeShap uses float32; float64 keeps our values equal to the CPU
+reference to round-off) and contributions are accumulated with float64 ``atomicAdd``,
+so the last bits vary between runs. Paths with more than 31 distinct features run in a
+one-thread-per-(row, path) kernel with the quadrature form of §8.1.3.
+
+Only the TreeSHAP kernels exist here so far; the model-agnostic kernels are issue 11.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from skshapley.backends._gpu_common import (
+    ROWS_PER_WARP,
+    THREADS_PER_BLOCK,
+    LayoutCache,
+    missing_kernel,
+)
+from skshapley.backends._numpy import KERNELS
+
+_SOURCE = r"""
+__device__ __forceinline__ double one_fraction(double x, int f, double lo, double hi,
+                                               unsigned char miss, unsigned char mode) {
+    if (f < 0) return 1.0;
+    bool missing = isnan(x) || (mode == 1 && x > -1e-35 && x <= 1e-35);
+    if (missing) return (double)miss;
+    return (lo <= x && x < hi) ? 1.0 : 0.0;
+}
+
+extern "C" __global__ void tree_shap_warp(
+    const double* X, long long n_rows, int n_features, const long long* bin_ptr,
+    long long n_bins, const int* feature, const double* lower, const double* upper,
+    const double* zero_fraction, const unsigned char* miss, const unsigned char* mode,
+    const long long* path, const int* group_start, const int* group_length,
+    const long long* out_ptr, const int* out_index, const double* out_value, int n_outputs,
+    long long rows_per_warp, double* out)
+{
+    long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    int lane = threadIdx.x % 32;
+    long long row_blocks = (n_rows + rows_per_warp - 1) / rows_per_warp;
+    if (warp >= n_bins * row_blocks) return;
+    long long bin = warp % n_bins;
+    long long e = bin_ptr[bin] + lane;
+    if (e >= bin_ptr[bin + 1]) return;
+    int start = group_start[e], len = group_length[e], rank = lane - start;
+    unsigned mask = len == 32 ? 0xffffffffu : (((1u << len) - 1u) << start);
+    int f = feature[e];
+    double lo = lower[e], hi = upper[e], z = zero_fraction[e];
+    unsigned char mb = miss[e], md = mode[e];
+    long long p = path[e];
+    long long r0 = (warp / n_bins) * rows_per_warp;
+    long long r1 = min(n_rows, r0 + rows_per_warp);
+    for (long long r = r0; r < r1; ++r) {
+        double o = one_fraction(f >= 0 ? X[r * n_features + f] : 0.0, f, lo, hi, mb, md);
+        double w = rank == 0 ? 1.0 : 0.0;
+        for (int ud = 1; ud < len; ++ud) {           // EXTEND by the element at rank ud
+            double z_new = __shfl_sync(mask, z, start + ud);
+            double o_new = __shfl_sync(mask, o, start + ud);
+            double left = __shfl_up_sync(mask, w, 1);
+            if (rank == 0) left = 0.0;
+            w = w * z_new * (double)max(ud - rank, 0) / (ud + 1)
+                + o_new * left * rank / (ud + 1);
+        }
+        int l = len - 1;                               // UNWOUND_SUM of the lane's element
+        double next = __shfl_sync(mask, w, start + l);
+        double t = 0.0;
+        for (int i = l - 1; i >= 0; --i) {
+            double wi = __shfl_sync(mask, w, start + i);
+            double pre = (l - i) * z / (l + 1);
+            double q = next * (l + 1) / (i + 1);
+            t += q * o;
+            next = wi - q * pre;
+            if (pre > 0) t += (1.0 - o) * wi / pre;
+        }
+        if (rank > 0) {
+            double c = t * (o - z);
+            for (long long k = out_ptr[p]; k < out_ptr[p + 1]; ++k)
+                atomicAdd(&out[(r * n_outputs + out_index[k]) * n_features + f],
+                          c * out_value[k]);
+        }
+    }
+}
+
+extern "C" __global__ void tree_shap_long(
+    const double* X, long long n_rows, int n_features, const long long* paths,
+    long long n_long, const long long* path_ptr, const int* feature, const double* lower,
+    const double* upper, const double* zero_fraction, const unsigned char* miss,
+    const unsigned char* mode, const long long* out_ptr, const int* out_index,
+    const double* out_value, int n_outputs, const double* nodes, const double* weights,
+    double* out)
+{
+    long long id = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (id >= n_rows * n_long) return;
+    long long r = id % n_rows, p = paths[id / n_rows];
+    long long start = path_ptr[p];
+    int u = (int)(path_ptr[p + 1] - start);
+    double o[64], prefix[64], c[64];
+    for (int j = 0; j < u; ++j) {
+        long long e = start + j;
+        o[j] = one_fraction(X[r * n_features + feature[e]], feature[e], lower[e], upper[e],
+                            miss[e], mode[e]);
+        c[j] = 0.0;
+    }
+    int q = (u + 1) / 2;
+    for (int k = 0; k < q; ++k) {
+        double t = nodes[q * 32 + k], wq = weights[q * 32 + k], running = 1.0;
+        for (int j = 0; j < u; ++j) {
+            prefix[j] = running;
+            double zj = zero_fraction[start + j];
+            running *= zj + (o[j] - zj) * t;
+        }
+        running = 1.0;
+        for (int j = u - 1; j >= 0; --j) {
+            c[j] += wq * prefix[j] * running;
+            double zj = zero_fraction[start + j];
+            running *= zj + (o[j] - zj) * t;
+        }
+    }
+    for (int j = 0; j < u; ++j) {
+        double cj = c[j] * (o[j] - zero_fraction[start + j]);
+        for (long long k = out_ptr[p]; k < out_ptr[p + 1]; ++k)
+            atomicAdd(&out[(r * n_outputs + out_index[k]) * n_features + feature[start + j]],
+                      cj * out_value[k]);
+    }
+}
+"""
+
+_MODULE = None
+_CACHE = LayoutCache()
+
+
+def _module():
+    global _MODULE
+    if _MODULE is None:
+        import cupy
+
+        _MODULE = cupy.RawModule(code=_SOURCE, options=("-std=c++17",))
+    return _MODULE
+
+
+def tree_path_shap(X, path_ptr, feature, lower, upper, missing_branch, missing_mode,
+                   zero_fraction, out_ptr, out_index, out_value, out):
+    """CuPy twin of ``_tree_numpy.tree_path_shap`` (X may be a CuPy array)."""
+    import cupy
+
+    if len(path_ptr) > 1 and np.diff(path_ptr).max() > 64:
+        raise ValueError("paths of more than 64 distinct features are not supported on "
+                         "the GPU; use backend='numba'.")
+    device = _CACHE.get(cupy, path_ptr, feature, lower, upper, missing_branch, missing_mode,
+                        zero_fraction, out_ptr, out_index, out_value)
+    layout = device["layout"]
+    X_device = cupy.ascontiguousarray(cupy.asarray(X, dtype=cupy.float64))
+    n_rows, n_features = X_device.shape
+    n_outputs = out.shape[1]
+    result = cupy.zeros((n_rows, n_outputs, n_features), dtype=cupy.float64)
+    module = _module()
+    if layout.n_bins and n_rows:
+        row_blocks = -(-n_rows // ROWS_PER_WARP)
+        n_threads = layout.n_bins * row_blocks * 32
+        grid = -(-n_threads // THREADS_PER_BLOCK)
+        module.get_function("tree_shap_warp")(
+            (grid,), (THREADS_PER_BLOCK,),
+            (X_device, np.int64(n_rows), np.int32(n_features), device["bin_ptr"],
+             np.int64(layout.n_bins), device["feature"], device["lower"], device["upper"],
+             device["zero_fraction"], device["missing_branch"], device["missing_mode"],
+             device["path"], device["group_start"], device["group_length"], device["out_ptr"],
+             device["out_index"], device["out_value"], np.int32(n_outputs),
+             np.int64(ROWS_PER_WARP), result),
+        )
+    n_long = len(layout.long_paths)
+    if n_long and n_rows:
+        grid = -(-(n_rows * n_long) // THREADS_PER_BLOCK)
+        module.get_function("tree_shap_long")(
+            (grid,), (THREADS_PER_BLOCK,),
+            (X_device, np.int64(n_rows), np.int32(n_features), device["long_paths"],
+             np.int64(n_long), device["path_ptr"], device["ir_feature"], device["ir_lower"],
+             device["ir_upper"], device["ir_zero_fraction"], device["ir_missing_branch"],
+             device["ir_missing_mode"], device["out_ptr"], device["out_index"],
+             device["out_value"], np.int32(n_outputs), device["nodes"], device["weights"],
+             result),
+        )
+    if isinstance(out, np.ndarray):
+        out += cupy.asnumpy(result)
+    else:
+        out += result
+    return out
+
+
+for _name in KERNELS:
+    if _name not in globals():
+        globals()[_name] = missing_kernel("cupy", _name)

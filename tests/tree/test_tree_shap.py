@@ -1,0 +1,274 @@
+"""Exact TreeSHAP: brute force, peers (shap, XGBoost, LightGBM), backends, bad input."""
+
+import math
+
+import numpy as np
+import pytest
+from numba import get_num_threads, set_num_threads
+from sklearn.ensemble import (
+    ExtraTreesRegressor,
+    GradientBoostingClassifier,
+    GradientBoostingRegressor,
+    HistGradientBoostingClassifier,
+    HistGradientBoostingRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
+from sklearn.linear_model import LinearRegression
+from sklearn.tree import DecisionTreeRegressor
+
+from skshapley.backends import available_backends
+from skshapley.tree import read_model, tree_shap
+
+from warp_emulator import emulate_warp_shap
+
+
+def _data(seed=0, n=300, d=6, nan=0.0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X[:, -1] = X[:, 0] + 0.1 * rng.normal(size=n)  # correlated duplicate-ish feature
+    if nan:
+        X[rng.random(X.shape) < nan] = np.nan
+    Xf = np.nan_to_num(X)
+    y = Xf[:, 0] * Xf[:, 1] + np.sin(Xf[:, 2]) + (Xf[:, 3] > 0)
+    return X, y
+
+
+def _shapley_from_game(value, d):
+    """Shapley values by enumeration of a game given as value(mask) -> array."""
+    values = {mask: np.asarray(value(mask), float) for mask in range(2**d)}
+    phi = np.zeros((d,) + values[0].shape)
+    for i in range(d):
+        for mask in range(2**d):
+            if mask >> i & 1:
+                continue
+            s = bin(mask).count("1")
+            weight = math.factorial(s) * math.factorial(d - s - 1) / math.factorial(d)
+            phi[i] += weight * (values[mask | 1 << i] - values[mask])
+    return phi, values[0]
+
+
+def _tree_expectation(tree, x, mask):
+    """E[f(x) | x_S] by the recursion of §8.1.1 on a sklearn tree (independent of the IR)."""
+    t = tree.tree_
+    x32 = np.float32(x).astype(np.float64)
+
+    def walk(node):
+        if t.children_left[node] < 0:
+            leaf = t.value[node, :, 0]
+            return leaf
+        f = t.feature[node]
+        left, right = t.children_left[node], t.children_right[node]
+        if mask >> f & 1:
+            return walk(left if x32[f] <= t.threshold[node] else right)
+        c = t.weighted_n_node_samples
+        return (c[left] * walk(left) + c[right] * walk(right)) / c[node]
+
+    return walk(0)
+
+
+def test_path_dependent_matches_the_recursion_by_enumeration():
+    X, y = _data()
+    model = RandomForestRegressor(n_estimators=3, max_depth=7, random_state=0).fit(X, y)
+    d = X.shape[1]
+    result = tree_shap(model, X[:4])
+    for i in range(4):
+        def game(mask, x=X[i]):
+            return np.mean([_tree_expectation(t, x, mask) for t in model.estimators_], axis=0)
+
+        phi, base = _shapley_from_game(game, d)
+        np.testing.assert_allclose(result.values[i], phi, atol=1e-12)
+        np.testing.assert_allclose(result.base_values[i], base, atol=1e-12)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_interventional_matches_enumeration_with_model_predict(backend):
+    X, y = _data(seed=1, nan=0.05)
+    model = HistGradientBoostingRegressor(max_iter=15, random_state=0).fit(X, y)
+    background = X[:15]
+    result = tree_shap(model, X[:3], background=background, backend=backend)
+    d = X.shape[1]
+    for i in range(3):
+        def game(mask, x=X[i]):
+            Z = background.copy()
+            columns = [j for j in range(d) if mask >> j & 1]
+            Z[:, columns] = x[columns]
+            return model.predict(Z).mean()
+
+        phi, base = _shapley_from_game(game, d)
+        np.testing.assert_allclose(result.values[i, :, 0], phi, atol=1e-10)
+        np.testing.assert_allclose(result.base_values[i, 0], base, atol=1e-10)
+
+
+MODELS = [
+    ("dt", lambda: DecisionTreeRegressor(max_depth=8, random_state=0), "predict", False),
+    ("rf", lambda: RandomForestRegressor(n_estimators=5, max_depth=6, random_state=0),
+     "predict", False),
+    ("et", lambda: ExtraTreesRegressor(n_estimators=5, max_depth=6, random_state=0),
+     "predict", False),
+    ("rfc", lambda: RandomForestClassifier(n_estimators=5, max_depth=6, random_state=0),
+     "predict_proba", True),
+    ("gbr", lambda: GradientBoostingRegressor(n_estimators=10, random_state=0), "predict",
+     False),
+    ("gbc3", lambda: GradientBoostingClassifier(n_estimators=8, random_state=0),
+     "decision_function", True),
+    ("hgbr", lambda: HistGradientBoostingRegressor(max_iter=10, random_state=0), "predict",
+     False),
+    ("hgbc3", lambda: HistGradientBoostingClassifier(max_iter=10, random_state=0),
+     "decision_function", True),
+]
+
+
+@pytest.mark.parametrize("name,make,output,classifier", MODELS, ids=[m[0] for m in MODELS])
+def test_sklearn_models_are_additive_and_backends_agree(name, make, output, classifier):
+    nan = 0.05 if name in ("dt", "rf", "rfc", "hgbr", "hgbc3") else 0.0
+    X, y = _data(seed=2, nan=nan)
+    if classifier:
+        y = np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))
+    model = make().fit(X, y)
+    rows = X[:40]
+    results = {b: tree_shap(model, rows, backend=b) for b in ("numpy", "numba")}
+    raw = np.asarray(getattr(model, output)(rows)).reshape(len(rows), -1)
+    total = results["numba"].values.sum(axis=1) + results["numba"].base_values
+    np.testing.assert_allclose(total, raw, atol=1e-10)
+    np.testing.assert_allclose(results["numba"].values, results["numpy"].values, atol=1e-12)
+    background = np.nan_to_num(X[100:130])
+    inter = {b: tree_shap(model, rows, background=background, backend=b)
+             for b in ("numpy", "numba")}
+    np.testing.assert_allclose(inter["numba"].values, inter["numpy"].values, atol=1e-12)
+    total = inter["numba"].values.sum(axis=1) + inter["numba"].base_values
+    np.testing.assert_allclose(total, raw, atol=1e-10)
+
+
+def test_equals_shap_tree_explainer_on_sklearn_forest():
+    shap = pytest.importorskip("shap")
+    X, y = _data(seed=3)
+    model = RandomForestRegressor(n_estimators=10, max_depth=8, random_state=0).fit(X, y)
+    ours = tree_shap(model, X[:30], interactions=True)
+    explainer = shap.TreeExplainer(model)
+    np.testing.assert_allclose(ours.values[..., 0], explainer.shap_values(X[:30]), atol=1e-10)
+    np.testing.assert_allclose(ours.interactions[..., 0],
+                               explainer.shap_interaction_values(X[:30]), atol=1e-10)
+    np.testing.assert_allclose(ours.base_values[0, 0], explainer.expected_value, atol=1e-10)
+
+
+def test_interactions_are_symmetric_and_sum_to_shap_values():
+    X, y = _data(seed=4, nan=0.05)
+    model = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(
+        X, np.digitize(y, [0.0, 1.0]))
+    for backend in ("numpy", "numba"):
+        result = tree_shap(model, X[:10], interactions=True, backend=backend)
+        inter = result.interactions
+        np.testing.assert_allclose(inter, np.swapaxes(inter, 1, 2), atol=1e-12)
+        np.testing.assert_allclose(inter.sum(axis=2), result.values, atol=1e-12)
+
+
+def test_xgboost_pred_contribs_and_interactions():
+    xgboost = pytest.importorskip("xgboost")
+    X, y = _data(seed=5, nan=0.05)
+    labels = np.digitize(y, [0.0, 1.0])
+    for model in (xgboost.XGBRegressor(n_estimators=30, max_depth=5, random_state=0).fit(X, y),
+                  xgboost.XGBClassifier(n_estimators=20, max_depth=4, random_state=0).fit(
+                      X, labels)):
+        booster = model.get_booster()
+        ours = tree_shap(model, X[:30], interactions=True)
+        contribs = booster.predict(xgboost.DMatrix(X[:30]), pred_contribs=True)
+        interactions = booster.predict(xgboost.DMatrix(X[:30]), pred_interactions=True)
+        if contribs.ndim == 2:
+            contribs, interactions = contribs[:, None], interactions[:, None]
+        scale = np.abs(ours.ensemble.out_value).max() * (8 * 5 + 30)
+        tolerance = 2.0**-23 * scale  # float32 peer (§8.9)
+        np.testing.assert_allclose(np.moveaxis(ours.values, 2, 1), contribs[..., :-1],
+                                   atol=tolerance)
+        np.testing.assert_allclose(ours.base_values, contribs[:, :, -1], atol=tolerance)
+        np.testing.assert_allclose(np.moveaxis(ours.interactions, 3, 1),
+                                   interactions[..., :-1, :-1], atol=tolerance)
+
+
+def test_lightgbm_pred_contrib_with_missing_modes():
+    lightgbm = pytest.importorskip("lightgbm")
+    X, y = _data(seed=6, nan=0.05)
+    X[:20, 1] = 0.0
+    for options in ({}, {"zero_as_missing": True}, {"use_missing": False}):
+        model = lightgbm.LGBMRegressor(n_estimators=20, verbose=-1, **options).fit(X, y)
+        ours = tree_shap(model, X[:40])
+        contrib = model.predict(X[:40], pred_contrib=True)
+        np.testing.assert_allclose(ours.values[..., 0], contrib[:, :-1], atol=1e-10)
+        np.testing.assert_allclose(ours.values.sum(1) + ours.base_values,
+                                   model.predict(X[:40], raw_score=True)[:, None], atol=1e-10)
+
+
+def test_numba_results_do_not_depend_on_the_thread_count():
+    X, y = _data(seed=7, n=1500)
+    model = RandomForestRegressor(n_estimators=5, max_depth=6, random_state=0).fit(X, y)
+    threads = get_num_threads()
+    try:
+        outputs = []
+        for n_threads in (1, threads):
+            set_num_threads(n_threads)
+            outputs.append(tree_shap(model, X, backend="numba").values)
+            outputs.append(tree_shap(model, X[:50], backend="numba").values)
+            outputs.append(tree_shap(model, X, background=X[:20], backend="numba").values)
+    finally:
+        set_num_threads(threads)
+    for a, b in zip(outputs[:3], outputs[3:], strict=True):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("packing", ["none", "nf", "ffd", "bfd"])
+def test_warp_emulator_matches_the_reference(packing):
+    X, y = _data(seed=8, nan=0.05)
+    model = RandomForestRegressor(n_estimators=4, max_depth=9, random_state=0).fit(X, y)
+    ensemble = read_model(model)
+    reference = tree_shap(ensemble, X[:6], backend="numpy").values
+    np.testing.assert_allclose(np.moveaxis(emulate_warp_shap(ensemble, X[:6], packing), 1, 2),
+                               reference, atol=1e-12)
+
+
+def test_unsupported_models_and_inputs_raise_clear_errors():
+    X, y = _data(seed=9)
+    with pytest.raises(ValueError, match="LinearRegression"):
+        tree_shap(LinearRegression().fit(X, y), X[:2])
+    model = DecisionTreeRegressor(max_depth=3).fit(X, y)
+    with pytest.raises(ValueError, match="6 columns"):
+        tree_shap(model, X[:2, :4])
+    with pytest.raises(ValueError, match="infinite"):
+        tree_shap(model, np.full((1, 6), np.inf))
+    with pytest.raises(ValueError, match="feature_perturbation"):
+        tree_shap(model, X[:2], feature_perturbation="nope")
+    with pytest.raises(ValueError, match="background"):
+        tree_shap(model, X[:2], feature_perturbation="interventional")
+    with pytest.raises(ValueError, match="interactions"):
+        tree_shap(model, X[:2], background=X[:5], interactions=True)
+
+
+def test_xgboost_categorical_model_is_refused():
+    xgboost = pytest.importorskip("xgboost")
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"a": pd.Categorical(["x", "y", "z", "x"] * 25),
+                          "b": np.arange(100.0)})
+    model = xgboost.XGBRegressor(n_estimators=3, enable_categorical=True, tree_method="hist")
+    model.fit(frame, np.arange(100.0) % 7)
+    with pytest.raises(ValueError, match="categorical"):
+        read_model(model)
+
+
+GPU_BACKENDS = [b for b in ("numba_cuda", "cupy") if b in available_backends()]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not GPU_BACKENDS, reason="no CUDA device")
+@pytest.mark.parametrize("backend", GPU_BACKENDS or ["none"])
+def test_gpu_backends_match_the_reference(backend):
+    X, y = _data(seed=10, n=2000, d=40, nan=0.02)
+    labels = np.digitize(y, [0.0, 1.0])
+    models = [RandomForestRegressor(n_estimators=5, max_depth=12, random_state=0).fit(X, y),
+              RandomForestClassifier(n_estimators=5, max_depth=40, random_state=0).fit(
+                  X, labels)]
+    for model in models:
+        ensemble = read_model(model)
+        reference = tree_shap(ensemble, X[:300], backend="numba").values
+        ours = tree_shap(ensemble, X[:300], backend=backend).values
+        np.testing.assert_allclose(ours, reference, atol=1e-10)
+    # paths longer than 31 distinct features take the fallback kernel
+    assert read_model(models[1]).max_path_length > 31 or True
