@@ -69,7 +69,20 @@ def _cuda_device_reason() -> str | None:
 
 
 def _numba_cuda_reason() -> str | None:
-    return _cuda_device_reason()
+    reason = _cuda_device_reason()
+    if reason is not None:
+        return reason
+    try:
+        # numba-cuda registers its NumPy overloads on first compile; releases that still
+        # overload np.row_stack fail on NumPy >= 2.5 (seen on the lent H100 with
+        # numba-cuda of 2026-11 and NumPy 2.5.2). Say so instead of failing mid-call.
+        importlib.import_module("numba.cuda.np.arrayobj")
+    except ModuleNotFoundError:
+        pass  # older numba.cuda layouts have no such module
+    except Exception as err:
+        return (f"numba-cuda cannot compile kernels with this NumPy ({type(err).__name__}: "
+                f"{err}); upgrade numba-cuda.")
+    return None
 
 
 def _cupy_reason() -> str | None:

@@ -1,0 +1,188 @@
+"""GPU TreeSHAP benchmark (thesis ch. 4, Tables 5 and 6 protocol; ALGORITHMS.md §8.5).
+
+Run on a machine with a CUDA device (the lent H100 here). Models are XGBoost ``hist``
+ensembles with learning rate 0.01 in the thesis' small/med/large variants
+(10/100/1000 rounds × depth 3/8/16) trained on synthetic data of the shape of the
+thesis' datasets (no downloads here): cal_housing (20,640 × 8, regression), adult
+(48,842 × 14, binary) and covtype (581,012 × 54, 8 classes; trained on 100,000 rows).
+Reported per model: paths, average merged path length, the bin-packing table (our four
+packers), and seconds for SHAP values of 10,000 rows sampled with replacement (seed 432)
+— XGBoost CPU ``pred_contribs`` on all cores, our numba CPU kernel on all cores, our
+numba.cuda and CuPy warp kernels (medians of 5 after a warm-up; the GPU timings include
+copying X to the device and the result back). Large models use 1,000 rows.
+
+    python benchmarks/bench_tree_gpu.py --output benchmarks/results/tree_gpu.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+
+import numpy as np
+
+VARIANTS = {"small": (10, 3), "med": (100, 8), "large": (1000, 16)}
+DATASETS = {
+    "cal_housing": dict(n=20640, d=8, classes=0),
+    "adult": dict(n=48842, d=14, classes=2),
+    "covtype": dict(n=581012, d=54, classes=8, train=100_000),
+}
+
+
+def make_data(name, seed=0):
+    spec = DATASETS[name]
+    rng = np.random.default_rng(seed)
+    n = spec.get("train", spec["n"])
+    X = rng.normal(size=(n, spec["d"]))
+    X[:, ::3] = np.round(X[:, ::3] * 4)  # some discrete columns, as in the real data
+    signal = np.sin(X[:, 0]) + X[:, 1] * X[:, 2] + 0.5 * np.abs(X[:, 3 % spec["d"]])
+    signal += 0.3 * X[:, 4 % spec["d"]:].sum(axis=1) / np.sqrt(spec["d"])
+    if spec["classes"] == 0:
+        return X, signal + 0.1 * rng.normal(size=n), "reg:squarederror", 1
+    cuts = np.quantile(signal, np.linspace(0, 1, spec["classes"] + 1)[1:-1])
+    y = np.digitize(signal + 0.3 * rng.normal(size=n), cuts)
+    if spec["classes"] == 2:
+        return X, y, "binary:logistic", 1
+    return X, y, "multi:softmax", spec["classes"]
+
+
+def timed(function, repeats=5):
+    function()  # warm-up (JIT, NVRTC, caches)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times)), float(np.subtract(*np.percentile(times, [75, 25])))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--output", default="benchmarks/results/tree_gpu.md")
+    parser.add_argument("--datasets", default="cal_housing,adult,covtype")
+    parser.add_argument("--variants", default="small,med,large")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+
+    import numba
+    import xgboost
+
+    from skshapley.backends import available_backends, get_backend
+    from skshapley.tree import read_model, tree_shap
+    from skshapley.tree._api import path_dependent_shap
+    from skshapley.tree import pack_paths
+
+    gpu_backends = [b for b in ("numba_cuda", "cupy") if b in available_backends()]
+    n_threads = os.cpu_count()
+    packing_rows, timing_rows = [], []
+    for dataset in args.datasets.split(","):
+        X, y, objective, n_class = make_data(dataset)
+        for variant in args.variants.split(","):
+            if dataset == "covtype" and variant == "large":
+                continue
+            rounds, depth = VARIANTS[variant]
+            params = dict(tree_method="hist", learning_rate=0.01, max_depth=depth,
+                          objective=objective, nthread=n_threads)
+            if n_class > 1:
+                params["num_class"] = n_class
+            start = time.perf_counter()
+            booster = xgboost.train(params, xgboost.DMatrix(X, label=y), rounds)
+            train_seconds = time.perf_counter() - start
+            start = time.perf_counter()
+            ensemble = read_model(booster)
+            read_seconds = time.perf_counter() - start
+            name = f"{dataset}-{variant}"
+            sizes = ensemble.path_lengths[ensemble.path_lengths > 0] + 1
+            for packing in ("none", "nf", "ffd", "bfd"):
+                pack_paths(sizes[:10], packing)  # compile
+                packed = pack_paths(sizes, packing)
+                packing_rows.append((name, packing, packed.seconds, packed.utilisation,
+                                     packed.n_bins))
+            n_rows = 1000 if variant == "large" else 10_000
+            rng = np.random.default_rng(432)
+            rows = X[rng.integers(0, X.shape[0], n_rows)]
+            prepared = ensemble.prepare(rows)
+            dmatrix = xgboost.DMatrix(rows)
+            booster.set_param({"nthread": n_threads})
+            xgb_time = timed(lambda: booster.predict(dmatrix, pred_contribs=True),
+                             args.repeats)
+            contribs = booster.predict(dmatrix, pred_contribs=True)
+            numba_kernels = get_backend("numba")
+            cpu_time = timed(lambda: path_dependent_shap(ensemble, prepared, numba_kernels),
+                             args.repeats)
+            reference = tree_shap(ensemble, rows, backend="numba").values
+            xgb_values = contribs[..., :-1] if contribs.ndim == 2 else np.moveaxis(
+                contribs[..., :-1], 1, 2)
+            if xgb_values.ndim == 2:
+                xgb_values = xgb_values[..., None]
+            row = dict(model=name, paths=ensemble.n_paths,
+                       avg_length=float(ensemble.path_lengths.mean()), rows=n_rows,
+                       train=train_seconds, read=read_seconds, xgb_cpu=xgb_time,
+                       ours_cpu=cpu_time,
+                       xgb_error=float(np.abs(xgb_values - reference).max()))
+            for backend in gpu_backends:
+                kernels = get_backend(backend)
+                row[backend] = timed(lambda k=kernels: path_dependent_shap(ensemble, prepared,
+                                                                           k), args.repeats)
+                values = tree_shap(ensemble, rows, backend=backend).values
+                row[backend + "_error"] = float(np.abs(values - reference).max())
+            timing_rows.append(row)
+            print(row, flush=True)
+
+    lines = ["# GPU TreeSHAP (thesis ch. 4 protocol, §8.5)", "",
+             f"Machine: {platform.node()}, {n_threads} CPU cores; GPU: {_gpu_name()}. "
+             f"Python {platform.python_version()}, numpy {np.__version__}, numba "
+             f"{numba.__version__}, xgboost {xgboost.__version__}, cupy {_version('cupy')}.",
+             "", "Synthetic data of the thesis datasets' shapes (no downloads here), so leaf "
+             "counts differ from the thesis' Table 3. XGBoost here is the CPU-only wheel: "
+             "its CUDA `pred_contribs` (GPUTreeShap) could not be measured — **owed**.", "",
+             "## Bin packing (Table 5 protocol): seconds / utilisation / bins", "",
+             "| model | none | nf | ffd | bfd |", "|---|---|---|---|---|"]
+    by_model = {}
+    for name, packing, seconds, utilisation, bins in packing_rows:
+        by_model.setdefault(name, {})[packing] = f"{seconds:.4f} / {utilisation:.4f} / {bins:,}"
+    for name, cells in by_model.items():
+        lines.append(f"| {name} | " + " | ".join(cells[p] for p in ("none", "nf", "ffd", "bfd"))
+                     + " |")
+    header = ["model", "paths", "avg u", "rows", "XGBoost CPU (s)", "ours numba CPU (s)"]
+    header += [f"ours {b} (s)" for b in gpu_backends]
+    header += [f"speedup {b} vs XGBoost CPU" for b in gpu_backends]
+    header += ["max |ours − XGBoost|"] + [f"max |{b} − numba|" for b in gpu_backends]
+    lines += ["", "## SHAP values (Table 6 protocol): median (IQR) seconds", "",
+              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in timing_rows:
+        cells = [row["model"], f"{row['paths']:,}", f"{row['avg_length']:.2f}",
+                 f"{row['rows']:,}", _fmt(row["xgb_cpu"]), _fmt(row["ours_cpu"])]
+        cells += [_fmt(row[b]) for b in gpu_backends]
+        cells += [f"{row['xgb_cpu'][0] / row[b][0]:.2f}" for b in gpu_backends]
+        cells += [f"{row['xgb_error']:.2e}"] + [f"{row[b + '_error']:.2e}" for b in gpu_backends]
+        lines.append("| " + " | ".join(cells) + " |")
+    with open(args.output, "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def _fmt(timing):
+    return f"{timing[0]:.4f} ({timing[1]:.4f})"
+
+
+def _gpu_name():
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    except Exception:
+        return "none"
+
+
+def _version(module):
+    try:
+        return __import__(module).__version__
+    except ImportError:
+        return "not installed"
+
+
+if __name__ == "__main__":
+    main()
