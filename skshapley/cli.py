@@ -77,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--rows", type=_positive_int, default=20,
                          help="explain the first N rows (default 20)")
     explain.add_argument("--method", default="auto",
-                         help="auto (default), exact, permutation, kernel, leverage, kadd, "
+                         help="auto (default), tree, exact, permutation, kernel, leverage, kadd, "
                               "surrogate, stratified, owen or owen_halved (see "
                               "ShapleyExplainer)")
     explain.add_argument("--max-evals", type=_max_evals, default="auto",

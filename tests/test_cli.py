@@ -50,7 +50,9 @@ def _check_default_output(captured, tmp_path, n_rows):
     assert captured.err == ""
     header = captured.out.splitlines()[0]
     # 2**10 coalitions fit the default budget: exact values, no standard errors
-    assert re.match(rf"method: exact\s+evaluations per row: 1024\s+rows: {n_rows}\s+"
+    # the default model is a tree ensemble: "auto" explains it exactly with TreeSHAP,
+    # without model calls per row
+    assert re.match(rf"method: tree\s+evaluations per row: 0\s+rows: {n_rows}\s+"
                     r"base value: \d+\.\d+$", header)
     table = _table(captured.out)
     assert sorted(name for name, _, _ in table) == DIABETES
@@ -94,10 +96,14 @@ def test_csv_with_target_and_sampling_options(tmp_path, capsys):
     frame.to_csv(path, index=False)
     common = ["explain", "--data", str(path), "--target", "y", "--output",
               str(tmp_path / "p.png"), "--max-evals", "100", *FAST]
+    # A tree model is exact under "auto"; a k-NN model is not a tree, and 12 features
+    # cannot be enumerated in 100 evaluations: "auto" picks the regression surrogate,
+    # which spends them all.
+    assert main([*common, "--model", "sklearn.tree:DecisionTreeRegressor"]) == ExitCode.OK
+    assert "method: tree" in capsys.readouterr().out
+    common += ["--method", "surrogate"]
     assert main([*common, "--model", "sklearn.tree:DecisionTreeRegressor"]) == ExitCode.OK
     out = capsys.readouterr().out
-    # 12 features cannot be enumerated in 100 evaluations: "auto" picks the regression
-    # surrogate, which spends them all
     assert "method: surrogate" in out and "evaluations per row: 100" in out
     table = _table(out)
     assert [name for name, _, _ in table][:2] == ["f0", "f5"]
@@ -179,7 +185,8 @@ def csv_files(tmp_path):
         (["--model", "sklearn.pipeline:Pipeline"], "cannot be built without arguments"),
         (["--model", "math:pi"], "has no class 'pi'"),
         (["--model", "collections:OrderedDict"], "not an estimator"),
-        (["--method", "tree"], "not available yet"),
+        (["--method", "tree", "--model", "sklearn.linear_model:LinearRegression"],
+         "cannot explain this model exactly"),
         (["--rows", "0"], "positive integer"),
         (["--rows", "x"], "positive integer"),
         (["--max-evals", "3", "--method", "permutation"], "too small"),

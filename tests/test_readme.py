@@ -14,6 +14,6 @@ def test_readme_python_example_runs():
     exec(compile(code, "README.md", "exec"), namespace)
     explanation, explainer = namespace["explanation"], namespace["explainer"]
     assert explanation.values.shape == (20, 10)
-    assert explanation.method == "exact" and not explanation.std_errors.any()
+    assert explanation.method == "tree" and not explanation.std_errors.any()
     model_output = explainer.estimator_.predict(namespace["X"].iloc[:20])
     np.testing.assert_allclose(explanation.predictions, model_output, rtol=1e-9)

@@ -12,8 +12,9 @@ from skshapley.approximators._stratified import stratified_shapley
 
 METHODS = ("auto", "exact", "permutation", "stratified", "owen", "owen_halved",
            *REGRESSION_METHODS)
-# Accepted by the design (DESIGN.md §4.4) and built by a later issue.
-PLANNED_METHODS = ("tree",)
+# Accepted by the design (DESIGN.md §4.4) and built by a later issue. ("tree" is not a
+# method of games: ShapleyExplainer reads the model itself, see skshapley.tree.)
+PLANNED_METHODS = ()
 
 # What "auto" picks below 2^d, measured in benchmarks/results/accuracy.md (issue 4):
 # rows (largest budget per player, method), first match wins. The odd-Fourier surrogate
@@ -35,6 +36,11 @@ def check_method(method: str) -> str:
     """Raise a ``ValueError`` listing the accepted values for an unknown ``method``."""
     if method in METHODS:
         return method
+    if method == "tree":
+        raise ValueError(
+            "method='tree' reads a tree model, not a game; use "
+            "ShapleyExplainer(model, method='tree') or skshapley.tree.tree_shap."
+        )
     if method in PLANNED_METHODS:
         raise ValueError(
             f"method={method!r} is not available yet; the accepted values are "

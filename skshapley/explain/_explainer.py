@@ -23,6 +23,7 @@ from skshapley.approximators import (
     shapley_values,
 )
 from skshapley.explain._explanation import Explanation
+from skshapley.explain._tree import explain_with_trees, plan_tree
 from skshapley.games import MarginalGame, make_response_function
 from skshapley.games._response import RESPONSE_METHODS
 from skshapley.permutations import PermutationSampler
@@ -98,9 +99,12 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         Output to explain. "auto": ``predict`` for regressors; ``decision_function``
         (else log-odds of ``predict_proba``) for classifiers. A callable is called as
         ``f(estimator, X)``.
-    method : {"auto", "exact", "permutation", "stratified", "owen", "owen_halved", \
-            "kernel", "leverage", "kadd", "surrogate"}, default="auto"
-        "auto" enumerates all coalitions when 2^d <= max_evals; otherwise, with ``tol``,
+    method : {"auto", "tree", "exact", "permutation", "stratified", "owen", \
+            "owen_halved", "kernel", "leverage", "kadd", "surrogate"}, default="auto"
+        "tree": exact TreeSHAP (§8) for scikit-learn, XGBoost and LightGBM tree
+        ensembles, when the explained output is linear in the leaves (regression values,
+        forest probabilities, boosted margins and log-odds); no model is called per row.
+        "auto" picks "tree" whenever it applies. Otherwise "auto" enumerates all coalitions when 2^d <= max_evals; otherwise, with ``tol``,
         samples orderings (the estimator that stops early), and without it uses the
         regression estimator measured most accurate for the budget (§9, see
         ``skshapley.approximators.AUTO_POLICY``): the odd-Fourier surrogate, which falls
@@ -122,6 +126,12 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         ||phi_hat - phi||_2 is below ``tol`` (§3.5).
     background : int or array-like (n_background, n_features), default=100
         The background rows, or how many rows of ``fit``'s X to sample for it.
+    feature_perturbation : {"interventional", "tree_path_dependent"}, \
+            default="interventional"
+        The game: features outside a coalition take background values
+        ("interventional", every method), or, for ``method="tree"`` only, TreeSHAP's
+        cover-weighted conditional expectation ("tree_path_dependent", §8.1.1), which
+        needs no background and gives interaction values.
     n_jobs : int, optional
         Rows are explained in parallel chunks with joblib; results do not depend on it.
     random_state : None, int or RandomState
@@ -140,6 +150,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
     output_names_ : list of str or None
     method_ : str
         The method "auto" resolved to.
+    tree_ensemble_ : skshapley.tree.TreeEnsemble or None
+        The model's merged paths when ``method_ == "tree"``.
     sampler_ : str or PermutationSampler
         The sampler "auto" resolved to.
     max_evals_ : int
@@ -176,14 +188,16 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         "max_evals": [Interval(Integral, 2, None, closed="left"), StrOptions({"auto"})],
         "tol": [Interval(Real, 0, None, closed="neither"), None],
         "background": [Interval(Integral, 1, None, closed="left"), "array-like"],
+        "feature_perturbation": [StrOptions({"interventional", "tree_path_dependent"})],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "progress": ["boolean"],
     }
 
     def __init__(self, estimator, *, prefit=False, response_method="auto", method="auto",
-                 sampler="auto", max_evals="auto", tol=None, background=100, n_jobs=None,
-                 random_state=None, progress=False):
+                 sampler="auto", max_evals="auto", tol=None, background=100,
+                 feature_perturbation="interventional", n_jobs=None, random_state=None,
+                 progress=False):
         self.estimator = estimator
         self.prefit = prefit
         self.response_method = response_method
@@ -192,6 +206,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         self.max_evals = max_evals
         self.tol = tol
         self.background = background
+        self.feature_perturbation = feature_perturbation
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.progress = progress
@@ -232,7 +247,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
     def _fit(self, X, y, **fit_params):
         X_checked = validate_data(self, X, dtype=np.float64, ensure_all_finite=True)
         n_features = X_checked.shape[1]
-        check_method(self.method)
+        if self.method != "tree":
+            check_method(self.method)
         if not (isinstance(self.sampler, str) and self.sampler == "auto"):
             make_sampler(self.sampler, n_features, rng=0)  # validates names and n_players
         if self.prefit:
@@ -250,7 +266,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         background = self._select_background(X_checked, rng)
         max_evals = default_budget(n_features) if self.max_evals == "auto" else self.max_evals
-        method = resolve_method(self.method, n_features, max_evals, self.tol)
+        method = ("tree" if self.method == "tree"
+                  else resolve_method(self.method, n_features, max_evals, self.tol))
         sampler = resolve_sampler(self.sampler, n_features, max_evals)
         if method == "exact" and max_evals < 2**n_features:
             raise ValueError(
@@ -260,8 +277,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                 "method='permutation'."
             )
         unit = make_sampler(sampler, n_features, rng=0).unit_size
-        minimum = method_minimum_budget(method, n_features, unit)
-        if method != "exact" and max_evals < minimum:
+        minimum = 0 if method == "tree" else method_minimum_budget(method, n_features, unit)
+        if method not in ("exact", "tree") and max_evals < minimum:
             raise ValueError(
                 f"max_evals={max_evals} is too small for method={method!r} with {n_features} "
                 f"features: it needs at least {minimum} evaluations per row; increase "
@@ -277,10 +294,28 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                 f"The model output for {background.shape[0]} rows has shape {outputs.shape}; "
                 "expected (n,) or (n, n_outputs)."
             )
+        tree_plan = None
+        if self.method in ("tree", "auto"):
+            plan = plan_tree(estimator, self.response_method, background, outputs)
+            if not isinstance(plan, str):
+                tree_plan, method = plan, "tree"
+            elif self.method == "tree":
+                raise ValueError("method='tree' cannot explain this model exactly: "
+                                 + plan.rstrip("."))
+        if self.feature_perturbation == "tree_path_dependent" and tree_plan is None:
+            raise ValueError(
+                "feature_perturbation='tree_path_dependent' is defined for tree ensembles "
+                f"explained with method='tree'; got method={self.method!r} on "
+                f"{type(estimator).__name__}."
+            )
         self.estimator_ = estimator
         self.background_ = background
+        self.tree_ensemble_ = None if tree_plan is None else tree_plan[0]
+        self._tree_output_map = None if tree_plan is None else tree_plan[1]
         self.n_outputs_ = 1 if outputs.ndim == 1 else outputs.shape[1]
         expected = outputs.mean(axis=0)
+        if tree_plan is not None and self.feature_perturbation == "tree_path_dependent":
+            expected = (tree_plan[1] @ tree_plan[0].expected_value).reshape(expected.shape)
         self.expected_value_ = float(expected) if outputs.ndim == 1 else expected
         self.output_names_ = self._output_names(estimator, outputs)
         self.method_ = method
@@ -348,31 +383,52 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                 bar.update(len(chunk_results))
         return results, X
 
-    def explain(self, X) -> Explanation:
+    def explain(self, X, interactions=False) -> Explanation:
         """Shapley values of the rows of ``X`` with their standard errors.
 
         Parameters
         ----------
         X : array-like (n_samples, n_features)
+        interactions : bool, default=False
+            Also compute SHAP interaction values (``method_ == "tree"`` with
+            ``feature_perturbation="tree_path_dependent"``), stored in
+            ``Explanation.interactions`` as (n, d, d) or (n, d, d, n_outputs).
 
         Returns
         -------
         Explanation
         """
-        results, X = self._explain(X)
         d, k = self.n_features_in_, self.n_outputs_
-        values = np.array([row[0] for row in results]).reshape(-1, d, k)
-        std_errors = np.array([row[1] for row in results]).reshape(-1, d, k)
-        base = np.array([row[2] for row in results]).reshape(-1, k)
+        inter = None
+        if interactions and (getattr(self, "method_", None) != "tree"
+                             or self.feature_perturbation != "tree_path_dependent"):
+            raise ValueError(
+                "interactions=True needs method='tree' with "
+                "feature_perturbation='tree_path_dependent'."
+            )
+        if getattr(self, "method_", None) == "tree":
+            check_is_fitted(self)
+            X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+            values, base, inter = explain_with_trees(
+                self.tree_ensemble_, self._tree_output_map, X, self.background_,
+                self.feature_perturbation, interactions=interactions)
+            std_errors = np.zeros_like(values)
+            n_evaluations = np.zeros(X.shape[0], dtype=np.int64)
+        else:
+            results, X = self._explain(X)
+            values = np.array([row[0] for row in results]).reshape(-1, d, k)
+            std_errors = np.array([row[1] for row in results]).reshape(-1, d, k)
+            base = np.array([row[2] for row in results]).reshape(-1, k)
+            n_evaluations = np.array([row[3] for row in results], dtype=np.int64)
         if k == 1:
             values, std_errors, base = values[:, :, 0], std_errors[:, :, 0], base[:, 0]
+            inter = None if inter is None else inter[..., 0]
         feature_names = (list(self.feature_names_in_) if hasattr(self, "feature_names_in_")
                          else [f"x{j}" for j in range(d)])
         return Explanation(
             values, base, X, feature_names, std_errors=std_errors,
             output_names=self.output_names_,
-            n_evaluations=np.array([row[3] for row in results], dtype=np.int64),
-            method=self.method_,
+            n_evaluations=n_evaluations, method=self.method_, interactions=inter,
         )
 
     def transform(self, X):

@@ -62,7 +62,7 @@ class Explanation:
     """
 
     def __init__(self, values, base_values, data, feature_names, *, std_errors=None,
-                 output_names=None, n_evaluations=None, method=None):
+                 output_names=None, n_evaluations=None, method=None, interactions=None):
         self.values = np.asarray(values)
         self.base_values = np.asarray(base_values)
         self.data = np.asarray(data)
@@ -71,6 +71,7 @@ class Explanation:
         self.output_names = None if output_names is None else list(output_names)
         self.n_evaluations = None if n_evaluations is None else np.asarray(n_evaluations)
         self.method = method
+        self.interactions = None if interactions is None else np.asarray(interactions)
         if self.values.shape[1] != len(self.feature_names):
             raise ValueError(
                 f"values has {self.values.shape[1]} features but feature_names has "
@@ -102,6 +103,7 @@ class Explanation:
             self.values[rows], self.base_values[rows], self.data[rows], self.feature_names,
             std_errors=pick(self.std_errors), output_names=self.output_names,
             n_evaluations=pick(self.n_evaluations), method=self.method,
+            interactions=pick(self.interactions),
         )
 
     def mean_abs(self) -> np.ndarray:

@@ -8,6 +8,7 @@ wrong. Categorical splits are refused with a clear error for now.
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 
@@ -344,12 +345,12 @@ def read_model(model):
         splits, vector leaves) that cannot be read exactly yet.
     """
     module = type(model).__module__.split(".")[0]
-    if module == "sklearn":
-        return read_sklearn(model)
-    if module == "xgboost":
-        return read_xgboost(model)
-    if module == "lightgbm":
-        return read_lightgbm(model)
+    readers = {"sklearn": read_sklearn, "xgboost": read_xgboost, "lightgbm": read_lightgbm}
+    if module in readers:
+        with warnings.catch_warnings():
+            # The probe rows are bare arrays; a model fitted on a DataFrame warns about it.
+            warnings.filterwarnings("ignore", message="X does not have valid feature names")
+            return readers[module](model)
     raise ValueError(
         f"method='tree' reads scikit-learn, XGBoost and LightGBM tree models; got "
         f"{type(model).__name__} from {module!r}."

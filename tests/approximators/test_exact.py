@@ -68,5 +68,5 @@ def test_auto_enumerates_when_the_budget_covers_all_coalitions():
 def test_unknown_and_planned_methods_list_the_accepted_values():
     with pytest.raises(ValueError, match=r"must be one of \['auto', 'exact', 'permutation'"):
         shapley_values(AdditiveGame([1.0]), method="magic")
-    with pytest.raises(ValueError, match="not available yet"):
+    with pytest.raises(ValueError, match="reads a tree model, not a game"):
         shapley_values(AdditiveGame([1.0]), method="tree")

@@ -168,8 +168,11 @@ def test_fit_rejects_bad_settings(diabetes, rng):
         ShapleyExplainer(Ridge(), background=np.zeros((5, 3))).fit(X.values, y)
     with pytest.raises(NotFittedError):
         ShapleyExplainer(Ridge(), prefit=True).fit(X.values)
-    with pytest.raises(ValueError, match=r"accepted values are \['auto', 'exact', 'permutation'"):
+    with pytest.raises(ValueError, match=r"method='tree' cannot explain this model exactly: "
+                                         r"Ridge is not a tree model"):
         ShapleyExplainer(Ridge(), method="tree").fit(X.values, y)
+    with pytest.raises(ValueError, match="tree_path_dependent"):
+        ShapleyExplainer(Ridge(), feature_perturbation="tree_path_dependent").fit(X.values, y)
     with pytest.raises(ValueError, match=r"must be one of \['auto', 'exact', 'permutation'"):
         ShapleyExplainer(Ridge(), method="shapley").fit(X.values, y)
     with pytest.raises(ValueError, match=r"max_evals=100 is too small for method='exact'"):

@@ -1,0 +1,79 @@
+"""``method="tree"`` of the explainer: which model outputs TreeSHAP explains exactly.
+
+Tree kernels explain the ensemble's raw outputs (regression values, forest class
+probabilities, boosted margins). The explainer's output is reached from them by a fixed
+linear map when it is exact to do so: the identity, picking P(class 1) of a binary
+forest, or centring softmax margins (the explainer's multiclass log-odds are centred
+log-probabilities, which equal the centred margins). Anything else (log-odds of a
+forest's averaged probabilities, probabilities of a boosted model) is not linear in the
+leaves, so TreeSHAP cannot give it exactly and the method is refused.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from skshapley.games._response import resolve_response_method
+from skshapley.tree import read_model, tree_shap
+
+
+def response_map(ensemble, response):
+    """Matrix A (n_explained, n_tree_outputs) with explained = A @ tree outputs, or a
+    string saying why no exact map exists."""
+    k = ensemble.n_outputs
+    kind, link = ensemble.output, ensemble.link
+    if kind == "value" and response == "predict":
+        if link != "identity":
+            return (f"{ensemble.model_name} predicts through a non-identity link, so "
+                    "'predict' is not a sum over trees")
+        return np.eye(k)
+    if kind == "probability" and response == "predict_proba":
+        return np.eye(k)[1:] if k == 2 else np.eye(k)
+    if kind == "margin" and response in ("decision_function", "predict_log_odds"):
+        if response == "predict_log_odds" and link == "softmax":
+            return np.eye(k) - 1.0 / k
+        return np.eye(k)
+    return (f"TreeSHAP explains the {kind} of {ensemble.model_name}, and "
+            f"response_method={response!r} is not a linear function of it")
+
+
+def plan_tree(estimator, response_method, background, expected_outputs):
+    """Read the model and map its outputs to the explained response.
+
+    Returns
+    -------
+    (ensemble, matrix) or str
+        The plan, or why ``method="tree"`` cannot explain this model exactly.
+    """
+    if callable(response_method):
+        return "a callable response_method cannot be mapped to tree outputs"
+    try:
+        ensemble = read_model(estimator)
+    except (ValueError, ImportError, AttributeError, KeyError) as err:
+        return str(err)
+    response = resolve_response_method(estimator, response_method)
+    matrix = response_map(ensemble, response)
+    if isinstance(matrix, str):
+        return matrix
+    # Cross-check on the background: the mapped raw outputs must be the explained ones.
+    mapped = ensemble.predict_raw(background) @ matrix.T
+    expected = np.asarray(expected_outputs, np.float64).reshape(mapped.shape)
+    scale = max(1.0, float(np.abs(expected).max()))
+    if not np.allclose(mapped, expected, atol=1e-5 * scale, rtol=0):
+        return (f"the trees of {ensemble.model_name} do not reproduce its "
+                f"{response!r} output")
+    return ensemble, matrix
+
+
+def explain_with_trees(ensemble, matrix, X, background, feature_perturbation,
+                       interactions=False):
+    """Values (n, d, k), base values (n, k) and optional interactions (n, d, d, k)."""
+    result = tree_shap(
+        ensemble, X,
+        background=background if feature_perturbation == "interventional" else None,
+        feature_perturbation=feature_perturbation, interactions=interactions,
+    )
+    values = result.values @ matrix.T
+    base = result.base_values @ matrix.T
+    inter = None if result.interactions is None else result.interactions @ matrix.T
+    return values, base, inter

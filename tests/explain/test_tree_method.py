@@ -1,0 +1,93 @@
+"""ShapleyExplainer(method="tree"): exact TreeSHAP behind the sklearn API."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_diabetes, load_iris
+from sklearn.ensemble import (
+    GradientBoostingClassifier,
+    HistGradientBoostingRegressor,
+    RandomForestClassifier,
+)
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from skshapley import ShapleyExplainer
+from skshapley.tree import tree_shap
+
+
+def test_auto_picks_tree_and_equals_enumeration_of_the_same_game():
+    X, y = load_diabetes(return_X_y=True)
+    model = HistGradientBoostingRegressor(max_iter=30, random_state=0)
+    tree = ShapleyExplainer(model, background=30, random_state=0).fit(X, y)
+    assert tree.method_ == "tree"
+    exact = ShapleyExplainer(model, method="exact", background=30, random_state=0).fit(X, y)
+    a, b = tree.explain(X[:5]), exact.explain(X[:5])
+    np.testing.assert_allclose(a.values, b.values, atol=1e-9)
+    np.testing.assert_allclose(a.predictions, tree.estimator_.predict(X[:5]), atol=1e-9)
+    assert not a.std_errors.any() and not a.n_evaluations.any()
+
+
+def test_path_dependent_values_and_interactions():
+    X, y = load_diabetes(return_X_y=True, as_frame=True)
+    model = HistGradientBoostingRegressor(max_iter=20, random_state=0).fit(X, y)
+    explainer = ShapleyExplainer(model, prefit=True, method="tree",
+                                 feature_perturbation="tree_path_dependent").fit(X)
+    explanation = explainer.explain(X.iloc[:4], interactions=True)
+    reference = tree_shap(model, X.values[:4])
+    np.testing.assert_allclose(explanation.values, reference.values[..., 0], atol=1e-12)
+    np.testing.assert_allclose(explanation.interactions.sum(axis=2), explanation.values,
+                               atol=1e-12)
+    assert explanation[1:3].interactions.shape == (2, 10, 10)
+    np.testing.assert_allclose(explainer.expected_value_, reference.base_values[0, 0])
+    frame = explainer.set_output(transform="pandas").transform(X.iloc[:2])
+    assert list(frame.columns)[:2] == ["age_shap", "sex_shap"]
+
+
+def test_outputs_are_mapped_or_refused():
+    X, y = load_iris(return_X_y=True)
+    forest = RandomForestClassifier(n_estimators=5, max_depth=4, random_state=0).fit(X, y)
+    proba = ShapleyExplainer(forest, prefit=True, response_method="predict_proba",
+                             background=20).fit(X)
+    assert proba.method_ == "tree"
+    explanation = proba.explain(X[:3])
+    np.testing.assert_allclose(explanation.predictions, forest.predict_proba(X[:3]),
+                               atol=1e-12)
+    # log-odds of averaged probabilities are not linear in the leaves: not "tree"
+    log_odds = ShapleyExplainer(forest, prefit=True, background=20).fit(X)
+    assert log_odds.method_ != "tree"
+    with pytest.raises(ValueError, match="not a linear function"):
+        ShapleyExplainer(forest, prefit=True, method="tree", background=20).fit(X)
+    # softmax margins: the explained log-odds are the centred margins
+    boosted = GradientBoostingClassifier(n_estimators=10, random_state=0).fit(X, y)
+    for response in ("decision_function", "predict_log_odds"):
+        explainer = ShapleyExplainer(boosted, prefit=True, response_method=response,
+                                     background=20).fit(X)
+        assert explainer.method_ == "tree"
+        exact = ShapleyExplainer(boosted, prefit=True, response_method=response,
+                                 method="exact", background=explainer.background_).fit(X)
+        np.testing.assert_allclose(explainer.explain(X[:3]).values,
+                                   exact.explain(X[:3]).values, atol=1e-9)
+
+
+def test_pipelines_are_not_trees_and_interactions_need_the_tree_game():
+    X, y = load_diabetes(return_X_y=True)
+    pipeline = make_pipeline(StandardScaler(), HistGradientBoostingRegressor(max_iter=5))
+    explainer = ShapleyExplainer(pipeline, background=10, max_evals=64).fit(X, y)
+    assert explainer.method_ != "tree"
+    with pytest.raises(ValueError, match="interactions=True"):
+        explainer.explain(X[:1], interactions=True)
+    tree = ShapleyExplainer(HistGradientBoostingRegressor(max_iter=5), background=10).fit(X, y)
+    with pytest.raises(ValueError, match="interactions=True"):
+        tree.explain(X[:1], interactions=True)
+
+
+def test_xgboost_multiclass_auto_response():
+    xgboost = pytest.importorskip("xgboost")
+    X, y = load_iris(return_X_y=True)
+    model = xgboost.XGBClassifier(n_estimators=10, max_depth=3, random_state=0).fit(X, y)
+    explainer = ShapleyExplainer(model, prefit=True, background=20).fit(X)
+    assert explainer.method_ == "tree"
+    exact = ShapleyExplainer(model, prefit=True, method="exact",
+                             background=explainer.background_).fit(X)
+    np.testing.assert_allclose(explainer.explain(X[:3]).values, exact.explain(X[:3]).values,
+                               atol=1e-5)
