@@ -70,9 +70,8 @@ def main(argv=None):
     import xgboost
 
     from skshapley.backends import available_backends, get_backend
-    from skshapley.tree import read_model, tree_shap
+    from skshapley.tree import pack_paths, read_model, tree_shap
     from skshapley.tree._api import path_dependent_shap
-    from skshapley.tree import pack_paths
 
     gpu_backends = [b for b in ("numba_cuda", "cupy") if b in available_backends()]
     n_threads = os.cpu_count()
@@ -106,12 +105,12 @@ def main(argv=None):
             prepared = ensemble.prepare(rows)
             dmatrix = xgboost.DMatrix(rows)
             booster.set_param({"nthread": n_threads})
-            xgb_time = timed(lambda: booster.predict(dmatrix, pred_contribs=True),
+            xgb_time = timed(lambda b=booster, m=dmatrix: b.predict(m, pred_contribs=True),
                              args.repeats)
             contribs = booster.predict(dmatrix, pred_contribs=True)
             numba_kernels = get_backend("numba")
-            cpu_time = timed(lambda: path_dependent_shap(ensemble, prepared, numba_kernels),
-                             args.repeats)
+            cpu_time = timed(lambda e=ensemble, x=prepared, k=numba_kernels:
+                             path_dependent_shap(e, x, k), args.repeats)
             reference = tree_shap(ensemble, rows, backend="numba").values
             xgb_values = contribs[..., :-1] if contribs.ndim == 2 else np.moveaxis(
                 contribs[..., :-1], 1, 2)
@@ -124,8 +123,8 @@ def main(argv=None):
                        xgb_error=float(np.abs(xgb_values - reference).max()))
             for backend in gpu_backends:
                 kernels = get_backend(backend)
-                row[backend] = timed(lambda k=kernels: path_dependent_shap(ensemble, prepared,
-                                                                           k), args.repeats)
+                row[backend] = timed(lambda k=kernels, e=ensemble, x=prepared:
+                                     path_dependent_shap(e, x, k), args.repeats)
                 values = tree_shap(ensemble, rows, backend=backend).values
                 row[backend + "_error"] = float(np.abs(values - reference).max())
             timing_rows.append(row)

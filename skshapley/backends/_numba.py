@@ -19,7 +19,6 @@ from skshapley.backends._numpy import (
     _shapley_weights,
     philox_bits,
 )
-
 from skshapley.backends._tree_numba import (  # noqa: F401  (kernels of this backend)
     tree_background_patterns,
     tree_interventional_shap,

@@ -29,7 +29,8 @@ PATH_CHUNKS = 16  # fixed, so the summation order does not depend on the thread 
 def _satisfied(x, lower, upper, missing_branch, missing_mode):
     if x != x:  # NaN
         return missing_branch != 0
-    if missing_mode == MISSING_NAN_OR_ZERO and -LIGHTGBM_ZERO_THRESHOLD < x <= LIGHTGBM_ZERO_THRESHOLD:
+    zero = -LIGHTGBM_ZERO_THRESHOLD < x <= LIGHTGBM_ZERO_THRESHOLD
+    if missing_mode == MISSING_NAN_OR_ZERO and zero:
         return missing_branch != 0
     return lower <= x < upper
 

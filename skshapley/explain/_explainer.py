@@ -104,7 +104,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         "tree": exact TreeSHAP (§8) for scikit-learn, XGBoost and LightGBM tree
         ensembles, when the explained output is linear in the leaves (regression values,
         forest probabilities, boosted margins and log-odds); no model is called per row.
-        "auto" picks "tree" whenever it applies. Otherwise "auto" enumerates all coalitions when 2^d <= max_evals; otherwise, with ``tol``,
+        "auto" picks "tree" whenever it applies. Otherwise "auto" enumerates all
+        coalitions when 2^d <= max_evals; otherwise, with ``tol``,
         samples orderings (the estimator that stops early), and without it uses the
         regression estimator measured most accurate for the budget (§9, see
         ``skshapley.approximators.AUTO_POLICY``): the odd-Fourier surrogate, which falls

@@ -288,7 +288,7 @@ def read_lightgbm(model):
     for t, info in enumerate(dump["tree_info"]):
         nodes = []  # (left, right, feature, cut, default_left, cover, value, mode)
 
-        def visit(node):
+        def visit(node, nodes=nodes):
             index = len(nodes)
             nodes.append(None)
             if "leaf_value" in node or "split_index" not in node:
@@ -298,8 +298,8 @@ def read_lightgbm(model):
             if node["decision_type"] != "<=":
                 raise ValueError("LightGBM models with categorical splits are not supported "
                                  "by method='tree' yet.")
-            left = visit(node["left_child"])
-            right = visit(node["right_child"])
+            left = visit(node["left_child"], nodes)
+            right = visit(node["right_child"], nodes)
             cut = float(_le_threshold_float64(node["threshold"]))
             missing_type = node.get("missing_type", "None")
             default_left = bool(node["default_left"])

@@ -16,11 +16,10 @@ from sklearn.ensemble import (
 )
 from sklearn.linear_model import LinearRegression
 from sklearn.tree import DecisionTreeRegressor
+from warp_emulator import emulate_warp_shap
 
 from skshapley.backends import available_backends
 from skshapley.tree import read_model, tree_shap
-
-from warp_emulator import emulate_warp_shap
 
 
 def _data(seed=0, n=300, d=6, nan=0.0):

@@ -45,7 +45,8 @@ def emulate_warp_shap(ensemble, X, packing="bfd"):
                 z_new = np.where(active, z[np.minimum(src, n - 1)], 0.0)
                 o_new = np.where(active, o[np.minimum(src, n - 1)], 0.0)
                 left = np.where(rank > 0, np.roll(w, 1), 0.0)
-                new = w * z_new * np.maximum(ud - rank, 0) / (ud + 1) + o_new * left * rank / (ud + 1)
+                new = (w * z_new * np.maximum(ud - rank, 0) / (ud + 1)
+                       + o_new * left * rank / (ud + 1))
                 w = np.where(active, new, w)
             ud = length - 1
             nxt = w[start + ud]
@@ -57,7 +58,8 @@ def emulate_warp_shap(ensemble, X, packing="bfd"):
                 q = nxt * (ud + 1) / (i + 1)
                 t_new = t + q * o
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    t_new = t_new + np.where(pre > 0, (1 - o) * wi / np.where(pre > 0, pre, 1.0), 0.0)
+                    safe = np.where(pre > 0, pre, 1.0)
+                    t_new = t_new + np.where(pre > 0, (1 - o) * wi / safe, 0.0)
                 nxt = np.where(active, wi - q * pre, nxt)
                 t = np.where(active, t_new, t)
             for lane in range(n):
