@@ -8,7 +8,8 @@ reference to round-off) and contributions are accumulated with float64 ``atomicA
 so the last bits vary between runs. Paths with more than 31 distinct features run in a
 one-thread-per-(row, path) kernel with the quadrature form of §8.1.3.
 
-Only the TreeSHAP kernels exist here so far; the model-agnostic kernels are issue 11.
+Interventional values run one thread per (row, path) over the path's distinct background
+bit patterns (§8.1.4). Only the TreeSHAP kernels exist here so far; the model-agnostic kernels are issue 11.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from skshapley.backends._gpu_common import (
     LayoutCache,
     missing_kernel,
 )
+from skshapley.backends import _tree_numba
 from skshapley.backends._numpy import KERNELS
+from skshapley.backends._tree_numpy import SHAPLEY_WEIGHTS
 
 _SOURCE = r"""
 __device__ __forceinline__ double one_fraction(double x, int f, double lo, double hi,
@@ -128,6 +131,52 @@ extern "C" __global__ void tree_shap_long(
                       cj * out_value[k]);
     }
 }
+
+extern "C" __global__ void tree_interventional(
+    const double* X, long long n_rows, int n_features, const unsigned long long* patterns,
+    const double* counts, const long long* n_distinct, long long max_patterns,
+    double n_background, const long long* path_ptr, long long n_paths, const int* feature,
+    const double* lower, const double* upper, const unsigned char* miss,
+    const unsigned char* mode, const long long* out_ptr, const int* out_index,
+    const double* out_value, int n_outputs, const double* shapley_weights, double* out)
+{
+    long long id = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (id >= n_rows * n_paths) return;
+    long long r = id % n_rows, p = id / n_rows;
+    long long start = path_ptr[p];
+    int u = (int)(path_ptr[p + 1] - start);
+    if (u == 0) return;
+    unsigned long long xb = 0ull, full = (u == 64) ? ~0ull : ((1ull << u) - 1ull);
+    for (int j = 0; j < u; ++j) {
+        long long e = start + j;
+        if (one_fraction(X[r * n_features + feature[e]], feature[e], lower[e], upper[e],
+                         miss[e], mode[e]) > 0.5)
+            xb |= 1ull << j;
+    }
+    double c[64];
+    for (int j = 0; j < u; ++j) c[j] = 0.0;
+    for (long long m = 0; m < n_distinct[p]; ++m) {
+        unsigned long long rb = patterns[p * max_patterns + m];
+        if (full & ~(xb | rb)) continue;
+        unsigned long long a = xb & ~rb, b = rb & ~xb;
+        int s = __popcll(a), n = s + __popcll(b);
+        if (n == 0) continue;
+        double count = counts[p * max_patterns + m];
+        double plus = s > 0 ? count * shapley_weights[(s - 1) * 65 + n] : 0.0;
+        double minus = s < n ? count * shapley_weights[s * 65 + n] : 0.0;
+        for (int j = 0; j < u; ++j) {
+            unsigned long long bit = 1ull << j;
+            if (a & bit) c[j] += plus;
+            else if (b & bit) c[j] -= minus;
+        }
+    }
+    for (long long k = out_ptr[p]; k < out_ptr[p + 1]; ++k) {
+        double v = out_value[k] / n_background;
+        for (int j = 0; j < u; ++j)
+            atomicAdd(&out[(r * n_outputs + out_index[k]) * n_features + feature[start + j]],
+                      c[j] * v);
+    }
+}
 """
 
 _MODULE = None
@@ -190,6 +239,37 @@ def tree_path_shap(X, path_ptr, feature, lower, upper, missing_branch, missing_m
         out += result
     return out
 
+
+def tree_interventional_shap(X, patterns, counts, n_distinct, n_background, path_ptr, feature,
+                             lower, upper, missing_branch, missing_mode, out_ptr, out_index,
+                             out_value, out):
+    """CuPy twin of ``_tree_numpy.tree_interventional_shap``: a thread per (row, path)
+    over the path's distinct background patterns (§8.1.4)."""
+    import cupy
+
+    n_rows, n_features = X.shape
+    n_paths = len(path_ptr) - 1
+    result = cupy.zeros(out.shape, dtype=cupy.float64)
+    if n_rows and n_paths:
+        grid = -(-(n_rows * n_paths) // THREADS_PER_BLOCK)
+        device = [cupy.asarray(np.ascontiguousarray(a)) for a in (
+            X, patterns, counts, n_distinct, path_ptr, feature, lower, upper, missing_branch,
+            missing_mode, out_ptr, out_index, out_value, SHAPLEY_WEIGHTS)]
+        (X_d, patterns_d, counts_d, distinct_d, ptr_d, feature_d, lower_d, upper_d, miss_d,
+         mode_d, out_ptr_d, out_index_d, out_value_d, weights_d) = device
+        _module().get_function("tree_interventional")(
+            (grid,), (THREADS_PER_BLOCK,),
+            (X_d, np.int64(n_rows), np.int32(n_features), patterns_d, counts_d, distinct_d,
+             np.int64(patterns.shape[1]), np.float64(n_background), ptr_d, np.int64(n_paths),
+             feature_d, lower_d, upper_d, miss_d, mode_d, out_ptr_d, out_index_d,
+             out_value_d, np.int32(out.shape[1]), weights_d, result),
+        )
+    out += cupy.asnumpy(result)
+    return out
+
+
+# Background patterns are computed once per background on the CPU (numba).
+tree_background_patterns = _tree_numba.tree_background_patterns
 
 for _name in KERNELS:
     if _name not in globals():
