@@ -15,7 +15,14 @@ from sklearn.utils.validation import check_is_fitted
 from skshapley.approximators import all_coalitions, shapley_values
 from skshapley.exceptions import SkshapleyWarning
 from skshapley.explain._explanation import Explanation
-from skshapley.games._rkhs import KERNELS, VALUES, RKHSValueGame, product_kernel
+from skshapley.games._cme import ETA_GRID, cme_cv_losses
+from skshapley.games._rkhs import (
+    KERNELS,
+    VALUES,
+    RKHSValueGame,
+    product_kernel,
+    scaled_differences,
+)
 from skshapley.utils import as_generator
 from skshapley.utils._sklearn_compat import validate_data
 
@@ -82,18 +89,25 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
         Required when ``shapley_penalty`` > 0.
     value : {"interventional", "observational"}, default="interventional"
         Value function of the regulariser and the default of :meth:`shapley_values`.
-    cme_regularization : float, default=1e-3
-        eta > 0 of the conditional mean embedding (penalty n eta).
+    cme_regularization : float or "cv", default=1e-3
+        eta > 0 of the conditional mean embedding (penalty n eta). "cv": 5-fold
+        cross-validation of the held-out embedding loss over eta in {1e-6, ..., 1},
+        summed over the coalitions of size 1 and d - 1 (all proper ones for d <= 3),
+        one eigendecomposition per fold and coalition (§6.3); the choice is
+        ``cme_regularization_``.
     max_evals : int, default=2048
         Coalitions per explained row (and per penalised feature in the regulariser):
         exact when 2^d fits, else estimated (regression estimator; Monte Carlo over the
         Shapley distribution of coalitions for the regulariser).
-    approximation : None or "nystroem", default=None
+    approximation : None, "nystroem" or "rff", default=None
         Explanations only: replace each coalition's kernel by its Nyström approximation on
-        ``n_components`` k-means landmarks of the background (O(b^3 + n b^2) per
-        coalition instead of O(n^3) for observational values). The fit is exact.
+        ``n_components`` k-means landmarks of the background, or by ``n_components``
+        random Fourier features drawn once for all coalitions ("rff", §6.4 item 4)
+        (O(b^3 + n b^2) per coalition instead of O(n^3) for observational values). The
+        fit is exact.
     n_components : int, default=100
-        Landmarks of ``approximation="nystroem"`` (all background rows if fewer).
+        Landmarks of ``approximation="nystroem"`` (all background rows if fewer), or
+        Fourier features of ``"rff"``.
     background_size : int, optional
         Explain with B random training rows as the embeddings' sample instead of all n
         (faster: O(n B) instead of O(n^2) per coalition; the fit still uses every row).
@@ -116,6 +130,12 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
     penalized_features_ : ndarray of int
     exact_ : bool
         Whether Shapley values are computed by enumeration.
+    cme_regularization_ : float
+        The eta used (chosen by CV when ``cme_regularization="cv"``).
+    cme_cv_losses_ : ndarray (7,) or None
+        Held-out CME losses over eta = 1e-6, ..., 1 when chosen by CV.
+    landmarks_, fourier_features_ : ndarray or tuple or None
+        The Nyström landmarks, or the random Fourier features (W, c).
 
     Examples
     --------
@@ -172,18 +192,20 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
             raise ValueError(f"The 'shapley_penalty' parameter of RKHSShapRegressor must be "
                              f"a number >= 0; got {penalty!r}.")
         eta = self.cme_regularization
-        if isinstance(eta, bool) or not isinstance(eta, Real) or not eta > 0:
+        if not (isinstance(eta, str) and eta == "cv") and (
+                isinstance(eta, bool) or not isinstance(eta, Real) or not eta > 0):
             raise ValueError(f"The 'cme_regularization' parameter of RKHSShapRegressor must "
-                             f"be a positive number; got {eta!r}.")
+                             f"be a positive number or 'cv'; got {eta!r}.")
         if isinstance(self.max_evals, bool) or not isinstance(self.max_evals, Integral) \
                 or self.max_evals < 2:
             raise ValueError(f"The 'max_evals' parameter of RKHSShapRegressor must be an "
                              f"integer >= 2; got {self.max_evals!r}.")
-        if self.approximation not in (None, "nystroem"):
+        if self.approximation not in (None, "nystroem", "rff"):
             raise ValueError(f"The 'approximation' parameter of RKHSShapRegressor must be "
-                             f"None or 'nystroem'; got {self.approximation!r}.")
-        if self.approximation == "nystroem" and self.kernel == "linear":
-            raise ValueError("approximation='nystroem' needs a product kernel, not 'linear'.")
+                             f"None, 'nystroem' or 'rff'; got {self.approximation!r}.")
+        if self.approximation is not None and self.kernel == "linear":
+            raise ValueError(f"approximation={self.approximation!r} needs a product kernel, "
+                             "not 'linear'.")
         if isinstance(self.n_components, bool) or not isinstance(self.n_components, Integral) \
                 or self.n_components < 1:
             raise ValueError(f"The 'n_components' parameter of RKHSShapRegressor must be a "
@@ -273,6 +295,15 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
         scales, mll_alpha = (np.ones(d), None) if self.kernel == "linear" else \
             self._length_scales(X, y, rng)
         alpha = mll_alpha if self.alpha == "mll" else float(self.alpha)
+        eta, self.cme_cv_losses_ = float(ETA_GRID[0]), None
+        if isinstance(self.cme_regularization, str):  # "cv" (§6.3)
+            if self.kernel != "linear" and d > 1:
+                losses = cme_cv_losses(scaled_differences(X, X, scales, self.kernel),
+                                       rng=rng)
+                eta, self.cme_cv_losses_ = float(ETA_GRID[np.argmin(losses)]), losses
+        else:
+            eta = float(self.cme_regularization)
+        self.cme_regularization_ = eta
         intercept = float(y.mean()) if self.fit_intercept else 0.0
         target = y - intercept
         gram = product_kernel(X, X, scales, self.kernel)
@@ -295,6 +326,14 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
         else:
             self.background_ = X[np.sort(rng.choice(n, self.background_size, replace=False))]
         self.landmarks_ = None
+        self.fourier_features_ = None
+        if self.approximation == "rff":
+            # Spectral densities of the per-feature kernels: Gaussian for exp(-t^2 / 2l^2),
+            # Cauchy for exp(-|t| / l); one draw serves every coalition (§6.4, item 4).
+            shape = (self.n_components, d)
+            weights = (rng.standard_normal(shape) if self.kernel == "rbf"
+                       else rng.standard_cauchy(shape)) / scales
+            self.fourier_features_ = (weights, rng.uniform(0, 2 * np.pi, self.n_components))
         if self.approximation == "nystroem":
             if self.n_components >= len(self.background_):
                 self.landmarks_ = self.background_
@@ -308,7 +347,6 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
         self.length_scale_ = scales
         self.alpha_ = alpha
         self.intercept_ = intercept
-        self.cme_regularization_ = float(self.cme_regularization)
         self.penalized_features_ = penalized
         self.exact_ = 2**d <= self.max_evals
         self.expected_value_ = float(
@@ -331,7 +369,7 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
         G_rest = np.exp(-diffs[~z].sum(axis=0))
         if self.value == "interventional":
             return G_rest.mean(axis=1)[:, None] * G_S
-        system = G_S + n * self.cme_regularization * np.eye(n)
+        system = G_S + n * self.cme_regularization_ * np.eye(n)
         system[np.diag_indices(n)] += 1e-10 * np.mean(np.diag(G_S))
         return G_S * (G_rest @ cho_solve(cho_factor(system, lower=True), G_S))
 
@@ -384,7 +422,8 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
                              kernel=self.kernel, value=value,
                              cme_regularization=self.cme_regularization_,
                              intercept=self.intercept_, background=self.background_,
-                             landmarks=self.landmarks_)
+                             landmarks=self.landmarks_,
+                             fourier_features=self.fourier_features_)
         result = shapley_values(game, budget=max(self.max_evals, 2),
                                 random_state=self.random_state)
         return X, np.asarray(result.values).reshape(X.shape[1], X.shape[0]).T, result

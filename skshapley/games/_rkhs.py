@@ -64,6 +64,11 @@ class RKHSValueGame(Game):
         Nyström landmarks (§6.4, item 3): every proper coalition's kernel is replaced by
         its rank-b Nyström approximation on them, which turns the O(n^3) conditional
         mean embedding into O(b^3 + n b^2); v(∅) and v(N) stay exact.
+    fourier_features : tuple (W, c), optional
+        Random Fourier features (§6.4, item 4): W (b, d) drawn from the kernel's spectral
+        density, c (b,) uniform on [0, 2 pi); phi_S(x) = sqrt(2 / b) cos(W_S x_S + c)
+        approximates k_S for every coalition at once, used in the formulas of the
+        Nyström case. Not with ``landmarks``.
 
     Examples
     --------
@@ -77,7 +82,7 @@ class RKHSValueGame(Game):
 
     def __init__(self, training, dual_coef, x, length_scale, *, kernel="rbf",
                  value="interventional", cme_regularization=1e-3, intercept=0.0,
-                 background=None, landmarks=None):
+                 background=None, landmarks=None, fourier_features=None):
         training = np.asarray(training, dtype=np.float64)
         super().__init__(training.shape[1])
         if kernel not in KERNELS:
@@ -93,6 +98,13 @@ class RKHSValueGame(Game):
         if landmarks is not None and kernel == "linear":
             raise ValueError("landmarks (Nyström) need a product kernel, not 'linear'.")
         self.landmarks = None if landmarks is None else np.asarray(landmarks, np.float64)
+        if fourier_features is not None:
+            if kernel == "linear" or landmarks is not None:
+                raise ValueError("fourier_features need a product kernel and no landmarks.")
+            weights, offsets = fourier_features
+            fourier_features = (np.asarray(weights, np.float64),
+                                np.asarray(offsets, np.float64))
+        self.fourier_features = fourier_features
         self.training, self.background = training, background
         self.alpha = np.asarray(dual_coef, dtype=np.float64)
         self.x = np.atleast_2d(np.asarray(x, dtype=np.float64))
@@ -130,7 +142,7 @@ class RKHSValueGame(Game):
         per = chunk_rows(8.0 * n * (b + m) * 2)
         for start in range(0, coalitions.shape[0], per):
             Z = coalitions[start : start + per].astype(np.float64)
-            if self.landmarks is not None:
+            if self.landmarks is not None or self.fourier_features is not None:
                 for c, z in enumerate(coalitions[start : start + per]):
                     out[start + c] = self._nystroem(z)
             elif self.value == "interventional":
@@ -151,7 +163,11 @@ class RKHSValueGame(Game):
         return out
 
     def _features(self, z, rows):
-        """Nyström features Phi_S(rows) = K_S(rows, L) C_S^{-T}, K_S(L, L) + eps I = C C'."""
+        """Nyström features Phi_S(rows) = K_S(rows, L) C_S^{-T}, K_S(L, L) + eps I = C C',
+        or random Fourier features sqrt(2 / b) cos(rows_S W_S' + c)."""
+        if self.fourier_features is not None:
+            weights, offsets = self.fourier_features
+            return np.sqrt(2.0 / len(offsets)) * np.cos(rows[:, z] @ weights[:, z].T + offsets)
         scales = self.length_scale[z]
         on_landmarks = product_kernel(self.landmarks[:, z], self.landmarks[:, z], scales,
                                       self.kernel)
@@ -172,6 +188,15 @@ class RKHSValueGame(Game):
             mean_rest = rest_train @ rest_background.mean(axis=0)  # (n,)
             return phi_query @ (phi_train.T @ (self.alpha * mean_rest))
         phi_background = self._features(z, self.background)
+        if phi_background.shape[1] > b:
+            # More features than background rows (typical of random Fourier features):
+            # push-through identity Phi_B (Phi_B' Phi_B + b eta I)^{-1} = (Phi_B Phi_B' +
+            # b eta I)^{-1} Phi_B, so only (b, b) systems are formed, never (b_L, b_L).
+            system = phi_background @ phi_background.T
+            system[np.diag_indices_from(system)] += b * self.eta
+            beta = np.linalg.solve(system, phi_background @ phi_query.T)  # (b, m)
+            weighted = (self.alpha[:, None] * (rest_train @ rest_background.T)) @ beta
+            return np.einsum("im,im->m", phi_train @ phi_query.T, weighted)
         P = rest_train @ (rest_background.T @ phi_background)  # (n, b_L)
         gram = phi_background.T @ phi_background
         gram[np.diag_indices_from(gram)] += b * self.eta

@@ -295,3 +295,67 @@ def test_marginal_likelihood_hyperparameters_give_the_gp_mean(data):
     phi = model.shapley_values(X[:3])
     np.testing.assert_allclose(phi.sum(axis=1) + model.expected_value_, model.predict(X[:3]),
                                atol=1e-9)
+
+
+def test_random_fourier_features_approach_the_exact_values():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(80, 3))
+    y = X[:, 0] + np.sin(2 * X[:, 1])
+    for value in ("interventional", "observational"):
+        exact = RKHSShapRegressor(alpha=0.1, value=value, length_scale=1.0).fit(X, y)
+        errors = []
+        for b in (200, 20000):
+            rff = RKHSShapRegressor(alpha=0.1, value=value, length_scale=1.0,
+                                    approximation="rff", n_components=b,
+                                    random_state=0).fit(X, y)
+            phi = rff.shapley_values(X[:5])
+            # efficiency stays exact: v(N) and v(∅) are never approximated
+            np.testing.assert_allclose(phi.sum(axis=1) + rff.expected_value_,
+                                       rff.predict(X[:5]), atol=1e-9)
+            errors.append(np.abs(phi - exact.shapley_values(X[:5])).max())
+        assert errors[1] < 0.05 * np.abs(exact.shapley_values(X[:5])).max()
+        assert errors[1] < errors[0]
+    again = RKHSShapRegressor(alpha=0.1, approximation="rff", random_state=0).fit(X, y)
+    np.testing.assert_array_equal(again.fourier_features_[0],
+                                  RKHSShapRegressor(alpha=0.1, approximation="rff",
+                                                    random_state=0).fit(X, y)
+                                  .fourier_features_[0])
+    with pytest.raises(ValueError, match="approximation='rff' needs a product kernel"):
+        RKHSShapRegressor(kernel="linear", approximation="rff").fit(X, y)
+
+
+def test_cme_regularization_by_cross_validation():
+    from skshapley.games._cme import ETA_GRID, cme_cv_losses
+    from skshapley.games._rkhs import scaled_differences
+
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(40, 3))
+    X[:, 2] = X[:, 0] + 0.1 * rng.normal(size=40)
+    y = X[:, 0] - X[:, 1]
+    model = RKHSShapRegressor(alpha=0.1, value="observational", cme_regularization="cv",
+                              length_scale=1.0, random_state=0).fit(X, y)
+    assert model.cme_regularization_ == ETA_GRID[np.argmin(model.cme_cv_losses_)]
+    phi = model.shapley_values(X[:3])
+    np.testing.assert_allclose(phi.sum(axis=1) + model.expected_value_, model.predict(X[:3]),
+                               atol=1e-9)
+    # the eigendecomposition path equals a direct solve of one fold, coalition and eta
+    diffs = scaled_differences(X, X, np.ones(3), "rbf")
+    losses = cme_cv_losses(diffs, eta_grid=[1e-2], n_folds=2)
+    order = np.arange(40)
+    direct = 0.0
+    for held in np.array_split(order, 2):
+        train = np.setdiff1d(order, held)
+        for z in (np.array([1, 0, 0], bool), np.array([0, 1, 0], bool),
+                  np.array([0, 0, 1], bool), np.array([1, 1, 0], bool),
+                  np.array([1, 0, 1], bool), np.array([0, 1, 1], bool)):
+            def gram(mask, a, b):
+                return np.exp(-diffs[mask][:, a][:, :, b].sum(axis=0))
+
+            beta = np.linalg.solve(gram(z, train, train) + len(train) * 1e-2 * np.eye(len(train)),
+                                   gram(z, train, held))
+            rest = ~z
+            direct += np.sum(1 - 2 * np.sum(beta * gram(rest, train, held), axis=0)
+                             + np.sum(beta * (gram(rest, train, train) @ beta), axis=0))
+    np.testing.assert_allclose(losses[0], direct, rtol=1e-9)
+    with pytest.raises(ValueError, match="positive number or 'cv'"):
+        RKHSShapRegressor(cme_regularization="auto").fit(X, y)
