@@ -7,12 +7,14 @@ the same bits too. No ``fastmath``: games may return ``inf``.
 
 from __future__ import annotations
 
+import math
 import types
 
 import numpy as np
 from numba import njit, prange
 
 from skshapley.backends._numpy import (
+    N_MOMENT_FIELDS,
     PHILOX_M0,
     PHILOX_ROUNDS,
     SPLITMIX_GAMMA,
@@ -28,6 +30,7 @@ KERNELS = (
     "precedence_bits",
     "discordant_pairs",
     "philox_orders",
+    "moment_chunk",
 )
 
 # Waking numba's thread pool costs about a millisecond, more than the whole kernel on the
@@ -258,3 +261,88 @@ def philox_orders(seed, start, out):
     big = out.shape[0] << n_bits >= PARALLEL_MIN_ELEMENTS // 16
     kernel = _philox_parallel if big else _philox_serial
     return kernel(np.uint64(seed), np.int64(start), n_bits, out)
+
+
+@njit(cache=True, nogil=True)
+def _unit_exponent_scalar(low, high):
+    half = high / 2 - low / 2
+    if not half > 0 or not np.isfinite(half):
+        return 0
+    return math.frexp(half)[1] + 1
+
+
+def _moment_chunk(x, w, order, out):
+    d, n = x.shape
+    for j in prange(d):
+        col = x[j]
+        for f in range(out.shape[1]):
+            out[j, f] = 0.0
+        total = 0.0
+        sum_wx = 0.0
+        low = np.inf
+        high = -np.inf
+        n_nan = 0
+        n_rows = 0
+        for i in range(n):  # pass 1: weight, sum, range
+            v = col[i]
+            if np.isnan(v):
+                n_nan += 1
+                continue
+            if w[i] > 0:
+                total += w[i]
+                sum_wx += w[i] * v
+                n_rows += 1
+                if v < low:
+                    low = v
+                if v > high:
+                    high = v
+        out[j, 8] = n_nan
+        out[j, 9] = n_rows
+        out[j, 3] = low
+        out[j, 4] = high
+        if n_rows == 0:
+            continue
+        mean = sum_wx / total
+        correction = 0.0
+        w_low = 0.0
+        w_high = 0.0
+        w_zero = 0.0
+        for i in range(n):  # pass 2: mean refinement and atoms
+            v = col[i]
+            if w[i] > 0 and not np.isnan(v):
+                correction += w[i] * (v - mean)
+                if v == low:
+                    w_low += w[i]
+                if v == high:
+                    w_high += w[i]
+                if v == 0:
+                    w_zero += w[i]
+        mean += correction / total
+        mean = min(max(mean, low), high)
+        e = _unit_exponent_scalar(low, high)
+        scale = math.ldexp(1.0, -e)
+        out[j, 0] = total
+        out[j, 1] = mean
+        out[j, 2] = e
+        out[j, 5] = w_low
+        out[j, 6] = w_high
+        out[j, 7] = w_zero
+        for i in range(n):  # pass 3: scaled central power sums
+            v = col[i]
+            if w[i] > 0 and not np.isnan(v):
+                dev = (v - mean) * scale
+                power = w[i] * dev
+                for k in range(2, order + 1):
+                    power *= dev
+                    out[j, N_MOMENT_FIELDS + k - 2] += power
+    return out
+
+
+_moment_serial, _moment_parallel = _compile_twice(_moment_chunk)
+
+
+def moment_chunk(x, w, order, out):
+    """Numba twin of :func:`skshapley.backends._numpy.moment_chunk`."""
+    kernel = _moment_parallel if x.size >= PARALLEL_MIN_ELEMENTS and x.shape[0] > 1 \
+        else _moment_serial
+    return kernel(x, w, np.int64(order), out)

@@ -17,6 +17,7 @@ KERNELS = (
     "precedence_bits",
     "discordant_pairs",
     "philox_orders",
+    "moment_chunk",
 )
 
 
@@ -256,4 +257,62 @@ def philox_orders(seed, start, out, rounds=PHILOX_ROUNDS):
     kept = images < np.uint64(d)
     # every row keeps exactly d values (a bijection hits each of 0..d-1 once), in i order
     out[...] = images[kept].reshape(n, d).astype(np.int64)
+    return out
+
+
+# Fields of one row of ``moment_chunk``'s output (ALGORITHMS.md §7.1-7.2).
+MOMENT_FIELDS = ("weight", "mean", "exp2", "min", "max", "w_at_min", "w_at_max", "w_zero",
+                 "n_nan", "n_rows")
+N_MOMENT_FIELDS = len(MOMENT_FIELDS)
+
+
+def _unit_exponent(low, high):
+    """Exponent e with (high - low) / 2**e in [0.5, 1), 0 for an empty or constant range.
+
+    The range is taken as 2 * (high/2 - low/2) so that it cannot overflow near 1e308.
+    """
+    half = high / 2 - low / 2
+    if not half > 0 or not np.isfinite(half):
+        return 0
+    return int(np.frexp(half)[1]) + 1
+
+
+def moment_chunk(x, w, order, out):
+    """Central moment summary of one chunk per column (§7.2, batch update).
+
+    ``x`` is ``(d, n)`` float64, one contiguous row per feature; ``w`` is ``(n,)``.
+    NaN values and zero weights are skipped (NaNs are counted). Row ``j`` of ``out``
+    (``(d, N_MOMENT_FIELDS + order - 1)``) receives ``MOMENT_FIELDS`` then
+    ``M_hat_k = sum w (x - mean)^k / 2^(e k)`` for k = 2..order, where the mean is
+    computed in two passes (mean, then one refinement).
+    """
+    d = x.shape[0]
+    out[...] = 0.0
+    for j in range(d):
+        col = x[j]
+        nan = np.isnan(col)
+        keep = ~nan & (w > 0)
+        v = col[keep]
+        wv = w[keep]
+        row = out[j]
+        row[8] = float(nan.sum())
+        row[9] = float(v.size)
+        if v.size == 0:
+            row[3], row[4] = np.inf, -np.inf
+            continue
+        total = wv.sum()
+        low, high = v.min(), v.max()
+        mean = (wv * v).sum() / total
+        mean += (wv * (v - mean)).sum() / total
+        mean = min(max(mean, low), high)
+        e = _unit_exponent(low, high)
+        dev = (v - mean) * np.ldexp(1.0, -e)
+        row[0], row[1], row[2], row[3], row[4] = total, mean, e, low, high
+        row[5] = wv[v == low].sum()
+        row[6] = wv[v == high].sum()
+        row[7] = wv[v == 0].sum()
+        power = wv * dev
+        for k in range(2, order + 1):
+            power = power * dev
+            row[N_MOMENT_FIELDS + k - 2] = power.sum()
     return out
