@@ -331,10 +331,10 @@ def _moment_chunk(x, w, order, out):
             v = col[i]
             if w[i] > 0 and not np.isnan(v):
                 dev = (v - mean) * scale
-                power = w[i] * dev
-                for k in range(2, order + 1):
+                power = w[i]
+                for k in range(1, order + 1):
                     power *= dev
-                    out[j, N_MOMENT_FIELDS + k - 2] += power
+                    out[j, N_MOMENT_FIELDS + k - 1] += power
     return out
 
 

@@ -282,9 +282,11 @@ def moment_chunk(x, w, order, out):
 
     ``x`` is ``(d, n)`` float64, one contiguous row per feature; ``w`` is ``(n,)``.
     NaN values and zero weights are skipped (NaNs are counted). Row ``j`` of ``out``
-    (``(d, N_MOMENT_FIELDS + order - 1)``) receives ``MOMENT_FIELDS`` then
-    ``M_hat_k = sum w (x - mean)^k / 2^(e k)`` for k = 2..order, where the mean is
-    computed in two passes (mean, then one refinement).
+    (``(d, N_MOMENT_FIELDS + order)``) receives ``MOMENT_FIELDS`` then
+    ``M_hat_k = sum w (x - mean)^k / 2^(e k)`` for k = 1..order, where the mean is
+    computed in two passes (mean, then one refinement). ``M_hat_1`` is the residual of
+    the rounded float64 mean; keeping it makes offsets such as 1e12 exact (§7.2 assumes
+    it is 0, which loses the moments when ulp(mean) is comparable to the spread).
     """
     d = x.shape[0]
     out[...] = 0.0
@@ -311,8 +313,8 @@ def moment_chunk(x, w, order, out):
         row[5] = wv[v == low].sum()
         row[6] = wv[v == high].sum()
         row[7] = wv[v == 0].sum()
-        power = wv * dev
-        for k in range(2, order + 1):
+        power = wv
+        for k in range(1, order + 1):
             power = power * dev
-            row[N_MOMENT_FIELDS + k - 2] = power.sum()
+            row[N_MOMENT_FIELDS + k - 1] = power.sum()
     return out

@@ -115,7 +115,7 @@ class MomentSketch:
         self.weight = np.zeros(d)
         self.mean = np.zeros(d)
         self.exp2 = np.zeros(d, dtype=np.int64)
-        self.m_hat = np.zeros((d, max(self.order - 1, 0)))
+        self.m_hat = np.zeros((d, self.order))
         self.power_sums = np.zeros((d, self.order + 1)) if self.summation == "naive" else None
         self.min = np.full(d, np.inf)
         self.max = np.full(d, -np.inf)
@@ -204,7 +204,7 @@ class MomentSketch:
         part.__dict__.update(self.__dict__)
         part._allocate(d)
         cols = np.ascontiguousarray(X.T)
-        out = np.empty((d, N_MOMENT_FIELDS + self.order - 1))
+        out = np.empty((d, N_MOMENT_FIELDS + self.order))
         get_backend(self.backend).moment_chunk(cols, np.ascontiguousarray(w), self.order, out)
         part.weight, part.mean = out[:, 0].copy(), out[:, 1].copy()
         part.exp2 = out[:, 2].astype(np.int64)
@@ -286,29 +286,31 @@ class MomentSketch:
         e = np.array([_unit_exponent(lo, hi) for lo, hi in zip(low, high, strict=True)],
                      dtype=np.int64)
         l = self.order
-        ks = np.arange(2, l + 1)
-        ma = np.ldexp(a.m_hat, (a.exp2 - e)[:, None] * ks[None, :]) if l >= 2 else a.m_hat
-        mb = np.ldexp(b.m_hat, (b.exp2 - e)[:, None] * ks[None, :]) if l >= 2 else b.m_hat
+        ks = np.arange(1, l + 1)
+        ma = np.ldexp(a.m_hat, (a.exp2 - e)[:, None] * ks[None, :])
+        mb = np.ldexp(b.m_hat, (b.exp2 - e)[:, None] * ks[None, :])
         both = (wa > 0) & (wb > 0)
         safe_w = np.where(w > 0, w, 1.0)
         delta = np.where(both, b.mean - a.mean, 0.0)
         mean = np.where(wa > 0, np.where(wb > 0, a.mean + wb * delta / safe_w, a.mean), b.mean)
         mean = np.minimum(np.maximum(mean, np.where(w > 0, low, mean)),
                           np.where(w > 0, high, mean))
-        dh = np.ldexp(delta, -e)
-        ca = -wb * dh / safe_w
-        cb = wa * dh / safe_w
+        # Shift both parts to the rounded merged mean with the general binomial formula
+        # M_k = sum_i C(k, i) [M^A_{k-i} a^i + M^B_{k-i} b^i], a = mu_A - mu, b = mu_B - mu.
+        # With M_1 = 0 and exact a, b this is Pébay's eq. 12; keeping M_1 (the residual
+        # of the rounded mean) makes it exact for any rounding of the stored means.
+        ca = np.ldexp(np.where(both, a.mean - mean, 0.0), -e)
+        cb = np.ldexp(np.where(both, b.mean - mean, 0.0), -e)
         binom = binomial_table(l)
         m = np.zeros_like(ma)
-        # full arrays M_0..M_l in the new unit, M_1 = 0
-        full_a = np.concatenate([wa[:, None], np.zeros((len(w), 1)), ma], axis=1)
-        full_b = np.concatenate([wb[:, None], np.zeros((len(w), 1)), mb], axis=1)
-        for k in range(2, l + 1):
-            total = wa * ca ** k + wb * cb ** k
-            for i in range(0, k - 1):
+        full_a = np.concatenate([wa[:, None], ma], axis=1)
+        full_b = np.concatenate([wb[:, None], mb], axis=1)
+        for k in range(1, l + 1):
+            total = np.zeros(len(w))
+            for i in range(0, k + 1):
                 total = total + binom[k, i] * (full_a[:, k - i] * ca ** i
                                                + full_b[:, k - i] * cb ** i)
-            m[:, k - 2] = total
+            m[:, k - 1] = total
         self.m_hat = np.where(both[:, None], m, np.where((wb > 0)[:, None], mb, ma))
         self.mean = mean
         self.exp2 = e
@@ -372,8 +374,12 @@ class MomentSketch:
         return buf.getvalue()
 
     def nbytes_per_feature(self):
-        """Bytes of moment state per feature (no exact table): (order + 3) + 7 doubles."""
-        return 8 * (max(self.order - 1, 0) + N_MOMENT_FIELDS - 1 + 2)
+        """Bytes of moment state per feature (no exact table and no bookkeeping counts).
+
+        W, mean, min, max, M_1..M_l and the three atom weights: ``order + 7`` doubles,
+        plus the exponent ``e`` stored as one more; 144 bytes at order 10 and 184 at 15.
+        """
+        return 8 * (self.order + 8)
 
     @classmethod
     def from_bytes(cls, data):
@@ -396,7 +402,7 @@ class MomentSketch:
             pos += arr.nbytes
             return arr
 
-        shapes = {"weight": (d,), "mean": (d,), "exp2": (d,), "m_hat": (d, max(order - 1, 0)),
+        shapes = {"weight": (d,), "mean": (d,), "exp2": (d,), "m_hat": (d, order),
                   "power_sums": (d, order + 1), "min": (d,), "max": (d,), "w_at_min": (d,),
                   "w_at_max": (d,), "w_zero": (d,), "n_nan": (d,), "n_rows": (d,),
                   "cos_sums": (d, order)}
