@@ -308,19 +308,25 @@ def _invert(x, F, p, exact=None):
 
 # ---------------------------------------------------------------- exact
 def exact_quantiles(table, p):
-    """numpy's linear percentile rule on a weighted multiset (unit weights: exactly
-    ``np.percentile`` of the expanded data)."""
+    """numpy's linear percentile rule on a weighted multiset.
+
+    With unit weights this is bit for bit ``np.nanpercentile(x, 100 * p)`` of the
+    expanded data (and so sklearn's ``QuantileTransformer``): the same ``100 p / 100``
+    round trip, virtual index ``(n - 1) p`` and two-sided ``lerp``.
+    """
     values = np.array(sorted(table))
     weights = np.array([table[v] for v in values])
     cum = np.cumsum(weights)
     total = cum[-1]
-    h = p * max(total - 1, 0.0)
-    lower = np.floor(h)
-    frac = h - lower
+    p = np.true_divide(np.asarray(p, dtype=np.float64) * 100, 100)
+    virtual = p * max(total - 1, 0.0)
+    lower = np.floor(virtual)
+    gamma = virtual - lower
     i0 = np.minimum(np.searchsorted(cum, lower, side="right"), len(values) - 1)
     i1 = np.minimum(np.searchsorted(cum, lower + 1, side="right"), len(values) - 1)
-    v0, v1 = values[i0], values[i1]
-    return v0 + frac * (v1 - v0)
+    a, b = values[i0], values[i1]
+    diff = b - a
+    return np.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma)
 
 
 # ------------------------------------------------------------ main entry
