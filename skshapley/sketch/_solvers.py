@@ -335,7 +335,8 @@ def solve_quantiles(sketch, j, p, *, solver="maxent", n_grid=1024, tol=1e-9, max
     """Quantiles of feature ``j`` of ``sketch`` at probabilities ``p``.
 
     Returns ``(q, info)``; ``info`` has ``solver``, ``order``, ``converged`` and
-    ``n_iter``. Quantiles are in the original units (``sinh`` undoes ``arcsinh``).
+    ``n_iter`` (and, for solved features, ``order_valid``: the order before the first
+    invalid Chebyshev moment). Quantiles are in the original units (``sinh`` undoes ``arcsinh``).
     """
     if solver not in SOLVERS:
         raise ValueError(f"solver={solver!r} is invalid: use one of {SOLVERS}.")
@@ -408,6 +409,9 @@ def solve_quantiles(sketch, j, p, *, solver="maxent", n_grid=1024, tol=1e-9, max
     if result is None:
         y_tab, F_tab, exact = np.array([-1.0, 1.0]), np.array([0.0, 1.0]), None
         info = {"solver": "uniform", "order": 0, "converged": False, "n_iter": 0}
+    with np.errstate(all="ignore"):
+        info["order_valid"] = _valid_order(chebyshev_table(len(mu_c) - 1) @ mu_c,
+                                           len(mu_c) - 1)
     if atoms:
         y_tab, F_tab = _mix_atoms(y_tab, F_tab, atoms, w_cont, weight)
         exact = None

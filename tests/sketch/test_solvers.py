@@ -59,7 +59,7 @@ def test_offset_normal_at_low_order(rng, n, bound):
     x = rng.normal(1000.0, 1.0, size=n)
     sketch = MomentSketch(order=5, small_n=0, exact_threshold=0).update(x)
     q, info = solve_quantiles(sketch, 0, P)
-    assert info == {"solver": "maxent", "order": 5, "converged": True, "n_iter": info["n_iter"]}
+    assert (info["solver"], info["order"], info["order_valid"]) == ("maxent", 5, 5)
     assert quantile_niae(x, q) < bound
 
 
