@@ -13,8 +13,8 @@ Protocol (ALGORITHMS.md §7.6, in the form available offline):
   21 p of |midrank(q_hat(p))/n - p| (``skshapley.metrics.rank_error``).
 - Failures: an exception, non-finite output, or (moment sketches) an invalid Chebyshev
   moment (|c_k| > 1 + 1e-8) or a solve that ended on the uniform density.
-- Bytes: serialised size per column (ours: the moment state, order + 8 doubles per
-  sketch, twice that minus the shared fields for input_transform="auto", plus 16 bytes
+- Bytes: serialised size per column (ours: the moment state, order + 7 doubles, plus
+  order + 1 for the arcsinh sketch of input_transform="auto", plus 16 bytes
   per exact-table entry while the table lives; KLL/REQ/t-digest: ``serialize()``;
   sklearn: 8 bytes per stored quantile or edge). "continuous" columns have more than
   64 distinct values and more than 1000 rows (where no exact table survives).
@@ -122,7 +122,7 @@ def synthetic_columns(quick=False):
 
 
 # ------------------------------------------------------------- estimators
-def ours(order, **params):
+def ours(order, method="linear", **params):
     from skshapley import MomentQuantileTransformer
 
     def run(x, p_sets):
@@ -138,11 +138,11 @@ def ours(order, **params):
             failed = info.get("order_valid", order) < order or info["solver"] == "uniform"
         nbytes = est.sketch_.nbytes_per_feature()
         if est.sketch_arcsinh_ is not None:
-            nbytes += 8 * (order + 2)  # own mean, exponent and M_1..M_l
+            nbytes += 8 * (order + 1)  # own mean and M_1..M_l (range: asinh of raw's)
         table = est.sketch_.exact[0]
         if table:
             nbytes += 16 * len(table)
-        return [est.quantiles(p)[:, 0] for p in p_sets], nbytes, failed
+        return [est.quantiles(p, method)[:, 0] for p in p_sets], nbytes, failed
     return run
 
 
@@ -157,7 +157,7 @@ def naive(order):
             q, info = solve_quantiles(sk, 0, p, track_atoms=False)
             failed |= info.get("order_valid", order) < order or info["solver"] == "uniform"
             out.append(q)
-        return out, sk.nbytes_per_feature() - 8 * 4, failed
+        return out, 8 * (order + 3), failed  # S_0..S_l, min, max
     return run
 
 
@@ -211,11 +211,16 @@ def kbins(x, p_sets):
 
 def estimators(quick=False):
     out = {
-        "ours l=5 (default: exact path, auto arcsinh)": ours(5),
-        "ours l=10 (default)": ours(10),
-        "ours l=15 (default)": ours(15),
+        "ours l=5 (default settings: exact path, auto arcsinh)": ours(5),
+        "ours l=8 (default settings)": ours(8),
+        "ours l=10 (default settings)": ours(10),
+        "ours l=15 (default settings)": ours(15),
+        "ours l=8, exact path read as inverted_cdf": ours(8, "inverted_cdf"),
+        "ours l=10, exact path read as inverted_cdf": ours(10, "inverted_cdf"),
+        "ours l=15, exact path read as inverted_cdf": ours(15, "inverted_cdf"),
         "ours l=10, input_transform=none": ours(10, input_transform="none"),
         "ours l=15, input_transform=none": ours(15, input_transform="none"),
+        "ours l=8 sketch only (no exact path)": ours(8, exact_threshold=0, small_n=0),
         "ours l=10 sketch only (no exact path)": ours(10, exact_threshold=0, small_n=0),
         "ours l=15 sketch only (no exact path)": ours(15, exact_threshold=0, small_n=0),
         "ours l=15 Legendre": ours(15, solver="legendre"),
@@ -383,10 +388,10 @@ def main(argv=None):
             text.append("")
     synth = dict(sets["synthetic"])
     text += ["## Per synthetic column (NIAE / rank error)", "",
-             "| column | ours l=15 default | ours l=10 default | ours l=5 default | KLL k=200 "
+             "| column | ours l=15 default | ours l=10 default | ours l=8 default | KLL k=200 "
              "| t-digest | QT 1000 |", "|---|---|---|---|---|---|---|"]
-    keys = ["ours l=15 (default)", "ours l=10 (default)",
-            "ours l=5 (default: exact path, auto arcsinh)", "KLL k=200", "t-digest k=100",
+    keys = ["ours l=15 (default settings)", "ours l=10 (default settings)",
+            "ours l=8 (default settings)", "KLL k=200", "t-digest k=100",
             "QuantileTransformer n_quantiles=1000"]
     for i, name in enumerate(synth):
         cells = [f"{results['synthetic'][k]['niae'][i]:.5f} / "

@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from skshapley.sketch._moments import MomentSketch
-from skshapley.sketch._solvers import scaled_moments, solve_quantiles
+from skshapley.sketch._solvers import exact_quantiles, scaled_moments, solve_quantiles
 from skshapley.utils._sklearn_compat import (
     Interval,
     StrOptions,
@@ -358,17 +358,31 @@ class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
             raise AttributeError("n_samples_seen_")
         return self.sketch_.weight.copy()
 
-    def quantiles(self, p):
-        """Estimated quantiles at probabilities ``p``, shape ``(len(p), n_features)``."""
+    def quantiles(self, p, method="linear"):
+        """Estimated quantiles at probabilities ``p``, shape ``(len(p), n_features)``.
+
+        Solved features interpolate ``quantiles_``. Features on the exact path use
+        numpy's ``method`` on their value table: ``"linear"`` (sklearn's convention, as
+        in ``quantiles_``) or ``"inverted_cdf"`` (the step quantile function).
+        """
         check_is_fitted(self)
+        if method not in ("linear", "inverted_cdf"):
+            raise ValueError(f"method={method!r} is invalid: use 'linear' or "
+                             "'inverted_cdf'.")
         p_arr = np.atleast_1d(np.asarray(p, dtype=np.float64))
         if p_arr.ndim != 1 or not np.all((p_arr >= 0) & (p_arr <= 1)):
             raise ValueError(f"p must be a probability or 1-D array of probabilities in "
                              f"[0, 1]; got {p!r}.")
         solved = self._ensure_solved()
-        out = np.column_stack([np.interp(p_arr, solved["references_"],
-                                         solved["quantiles_"][:, j])
-                               for j in range(self.n_features_in_)])
+        columns = []
+        for j in range(self.n_features_in_):
+            table = self.sketch_.exact[j]
+            if table:
+                columns.append(exact_quantiles(table, p_arr, method))
+            else:
+                columns.append(np.interp(p_arr, solved["references_"],
+                                         solved["quantiles_"][:, j]))
+        out = np.column_stack(columns)
         return out[0] if np.ndim(p) == 0 else out
 
     # ----------------------------------------------------------- transform

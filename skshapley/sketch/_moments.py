@@ -395,7 +395,7 @@ class MomentSketch:
         if self.n_features is not None:
             for name in self._fields():
                 value = getattr(self, name)
-                if value is not None:
+                if value is not None and name != "exp2":  # exp2 follows from min, max
                     buf.write(np.ascontiguousarray(value).tobytes())
             if self.bounds is not None:
                 buf.write(self.bounds.tobytes())
@@ -407,12 +407,13 @@ class MomentSketch:
         return buf.getvalue()
 
     def nbytes_per_feature(self):
-        """Bytes of moment state per feature (no exact table and no bookkeeping counts).
+        """Bytes of moment state per feature, without the exact table and the counters.
 
-        W, mean, min, max, M_1..M_l and the three atom weights: ``order + 7`` doubles,
-        plus the exponent ``e`` stored as one more; 144 bytes at order 10 and 184 at 15.
+        W, mean, min, max, the weights at min, max and 0, and M_1..M_l: ``order + 7``
+        doubles (the unit exponent follows from min and max): 136 bytes at order 10,
+        176 at 15.
         """
-        return 8 * (self.order + 8)
+        return 8 * (self.order + 7)
 
     @classmethod
     def from_bytes(cls, data):
@@ -442,6 +443,8 @@ class MomentSketch:
         ints = {"exp2", "n_nan", "n_rows"}
         values = {}
         for name in sketch._fields():
+            if name == "exp2":
+                continue
             if name == "power_sums" and s != 1 or name == "cos_sums" and not has_bounds:
                 values[name] = None
                 continue
@@ -462,6 +465,8 @@ class MomentSketch:
         sketch._allocate(d)
         for name, value in values.items():
             setattr(sketch, name, value)
+        sketch.exp2 = np.array([_unit_exponent(lo, hi) for lo, hi in
+                                zip(sketch.min, sketch.max, strict=True)], dtype=np.int64)
         sketch.exact = exact
         return sketch
 

@@ -331,17 +331,24 @@ def _invert(x, F, p, exact=None):
 
 
 # ---------------------------------------------------------------- exact
-def exact_quantiles(table, p):
-    """numpy's linear percentile rule on a weighted multiset.
+def exact_quantiles(table, p, method="linear"):
+    """Quantiles of a weighted multiset by numpy's ``"linear"`` or ``"inverted_cdf"`` rule.
 
-    With unit weights this is bit for bit ``np.nanpercentile(x, 100 * p)`` of the
-    expanded data (and so sklearn's ``QuantileTransformer``): the same ``100 p / 100``
-    round trip, virtual index ``(n - 1) p`` and two-sided ``lerp``.
+    With unit weights ``"linear"`` is bit for bit ``np.nanpercentile(x, 100 * p)`` of
+    the expanded data (and so sklearn's ``QuantileTransformer``): the same
+    ``100 p / 100`` round trip, virtual index ``(n - 1) p`` and two-sided ``lerp``.
+    ``"inverted_cdf"`` is the smallest value whose cumulative weight reaches ``p W``
+    (the step quantile function, as KLL's ``get_quantiles`` returns).
     """
+    if method not in ("linear", "inverted_cdf"):
+        raise ValueError(f"method={method!r} is invalid: use 'linear' or 'inverted_cdf'.")
     values = np.array(sorted(table))
     weights = np.array([table[v] for v in values])
     cum = np.cumsum(weights)
     total = cum[-1]
+    if method == "inverted_cdf":
+        index = np.searchsorted(cum, np.asarray(p, dtype=np.float64) * total, side="left")
+        return values[np.clip(index, 0, len(values) - 1)]
     p = np.true_divide(np.asarray(p, dtype=np.float64) * 100, 100)
     virtual = p * max(total - 1, 0.0)
     lower = np.floor(virtual)
@@ -355,12 +362,13 @@ def exact_quantiles(table, p):
 
 # ------------------------------------------------------------ main entry
 def solve_quantiles(sketch, j, p, *, solver="maxent", n_grid=1024, tol=1e-9, max_iter=100,
-                    track_atoms=True, use_exact=True):
+                    track_atoms=True, use_exact=True, method="linear"):
     """Quantiles of feature ``j`` of ``sketch`` at probabilities ``p``.
 
     Returns ``(q, info)``; ``info`` has ``solver``, ``order``, ``converged`` and
     ``n_iter`` (and, for solved features, ``order_valid``: the order before the first
-    invalid Chebyshev moment). Quantiles are in the original units (``sinh`` undoes ``arcsinh``).
+    invalid Chebyshev moment). ``method`` is the rule of the exact path
+    (:func:`exact_quantiles`). Quantiles are in the original units (``sinh`` undoes ``arcsinh``).
     """
     if solver not in SOLVERS:
         raise ValueError(f"solver={solver!r} is invalid: use one of {SOLVERS}.")
@@ -371,7 +379,7 @@ def solve_quantiles(sketch, j, p, *, solver="maxent", n_grid=1024, tol=1e-9, max
     table = sketch.exact[j] if use_exact else None
     if table:
         info = {"solver": "exact", "order": 0, "converged": True, "n_iter": 0}
-        return back(exact_quantiles(table, p)), info
+        return back(exact_quantiles(table, p, method)), info
     if not high > low:
         info = {"solver": "constant", "order": 0, "converged": True, "n_iter": 0}
         return back(np.full(p.shape, low)), info

@@ -111,8 +111,11 @@ def test_bytes_and_pickle_round_trip(rng):
             np.testing.assert_array_equal(getattr(clone, name), getattr(sketch, name))
         assert clone.exact == sketch.exact
         np.testing.assert_array_equal(clone.quantile([0.1, 0.5]), sketch.quantile([0.1, 0.5]))
-    # moment state: order + 8 doubles per feature
-    assert MomentSketch(order=10).nbytes_per_feature() == 144
+    # moment state: order + 7 doubles per feature; to_bytes adds the exact tables, the
+    # two counters (n_nan, n_rows) and a 61-byte header
+    assert MomentSketch(order=10).nbytes_per_feature() == 136
+    one = MomentSketch(order=10, exact_threshold=0, small_n=0).update(rng.normal(size=99))
+    assert len(one.to_bytes()) == 61 + 136 + 16 + 8
 
 
 def test_merge_errors_name_the_mismatch(rng):

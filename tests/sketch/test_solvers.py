@@ -106,3 +106,14 @@ def test_quantiles_are_monotone_and_hit_the_range(rng):
     q = MomentSketch(order=15, small_n=0, exact_threshold=0).update(x).quantile(P)[:, 0]
     assert np.all(np.diff(q) >= 0)
     assert q[0] == x.min() and q[-1] == x.max()
+
+
+def test_exact_inverted_cdf_equals_numpy(rng):
+    x = rng.integers(0, 7, size=333).astype(float)
+    values, counts = np.unique(x, return_counts=True)
+    table = dict(zip(values.tolist(), counts.astype(float).tolist(), strict=True))
+    p = np.linspace(0, 1, 101)
+    np.testing.assert_array_equal(exact_quantiles(table, p, "inverted_cdf"),
+                                  np.quantile(x, p, method="inverted_cdf"))
+    with pytest.raises(ValueError, match="method='nearest' is invalid"):
+        exact_quantiles(table, p, "nearest")
