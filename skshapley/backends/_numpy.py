@@ -18,6 +18,7 @@ KERNELS = (
     "discordant_pairs",
     "philox_orders",
     "moment_chunk",
+    "interp_columns",
 )
 
 
@@ -317,4 +318,15 @@ def moment_chunk(x, w, order, out):
         for k in range(1, order + 1):
             power = power * dev
             row[N_MOMENT_FIELDS + k - 1] = power.sum()
+    return out
+
+
+def interp_columns(X, xp, fp, out):
+    """``out[:, j] = np.interp(X[:, j], xp[j], fp)`` for every column (NaN stays NaN).
+
+    ``X`` and ``out`` are ``(n, d)``; ``xp`` is ``(d, m)``, each row strictly increasing;
+    ``fp`` is ``(m,)``.
+    """
+    for j in range(X.shape[1]):
+        out[:, j] = np.interp(X[:, j], xp[j], fp)
     return out

@@ -16,6 +16,7 @@ from scipy import stats
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from skshapley.backends import get_backend
 from skshapley.sketch._moments import MomentSketch
 from skshapley.sketch._solvers import exact_quantiles, scaled_moments, solve_quantiles
 from skshapley.utils._sklearn_compat import (
@@ -435,11 +436,32 @@ class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
         solved = self._ensure_solved()
         if self.n_bins is not None:
             return self._bin(X, solved)
-        for j in range(X.shape[1]):
-            if np.isnan(solved["quantiles_"][0, j]):
+        quantiles, references = solved["quantiles_"], solved["references_"]
+        # Strictly increasing quantiles: forward and backward interpolation agree and the
+        # bound fix-ups are no-ops, so one np.interp per column gives sklearn's result;
+        # the backend kernel does it for all such columns in one pass over X.
+        fast = np.all(np.diff(quantiles, axis=0) > 0, axis=0) & (len(references) > 1)
+        if fast.any():
+            cols = np.nonzero(fast)[0]
+            kernels = get_backend()
+            out = np.empty((X.shape[0], len(cols)))
+            sub = X if len(cols) == X.shape[1] else np.ascontiguousarray(X[:, cols])
+            kernels.interp_columns(sub, np.ascontiguousarray(quantiles[:, cols].T),
+                                   references, out)
+            if self.output_distribution == "normal":
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    # sklearn's bound rule for normal output, then its ppf and clip
+                    out[sub - BOUNDS_THRESHOLD < quantiles[0, cols]] = 0.0
+                    out[sub + BOUNDS_THRESHOLD > quantiles[-1, cols]] = 1.0
+                    out = stats.norm.ppf(out)
+                    clip_min = stats.norm.ppf(BOUNDS_THRESHOLD - np.spacing(1))
+                    clip_max = stats.norm.ppf(1 - (BOUNDS_THRESHOLD - np.spacing(1)))
+                    out = np.clip(out, clip_min, clip_max)
+            X[:, cols] = out
+        for j in np.nonzero(~fast)[0]:
+            if np.isnan(quantiles[0, j]):
                 continue
-            X[:, j] = self._transform_col(X[:, j], solved["quantiles_"][:, j],
-                                          solved["references_"], inverse=False)
+            X[:, j] = self._transform_col(X[:, j], quantiles[:, j], references, inverse=False)
         return X
 
     def _bin(self, X, solved):

@@ -156,3 +156,19 @@ def test_moment_chunk(backend, rng, d, n, order):
         if order >= 2:
             np.testing.assert_allclose(expected[row, N_MOMENT_FIELDS + 1], m2, rtol=1e-9,
                                        atol=1e-12 * wv.sum())
+
+
+@pytest.mark.parametrize("n, d, m", [(1, 1, 2), (500, 3, 7), (70_000, 4, 1000)])
+def test_interp_columns(backend, rng, n, d, m):
+    # bit-identical to np.interp: same bracket, same formula (no fastmath)
+    xp = np.sort(rng.normal(size=(d, m)), axis=1)
+    fp = np.linspace(0.0, 1.0, m)
+    X = rng.normal(scale=1.5, size=(n, d))
+    X[0, 0] = np.nan
+    if n > 3:
+        X[1, :] = xp[:, 0]  # exactly on knots and on the ends
+        X[2, :] = xp[:, -1]
+        X[3, :] = xp[:, m // 2]
+    expected = NUMPY.interp_columns(X, xp, fp, np.empty((n, d)))
+    got = backend.interp_columns(X, xp, fp, np.empty((n, d)))
+    np.testing.assert_array_equal(got, expected)
