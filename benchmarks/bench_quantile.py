@@ -325,7 +325,8 @@ def speed(quick=False):
         ds.vector_of_kll_floats_sketches(200, 20).update(X32)
 
     t_mat = best_of(lambda: MomentSketch(15).update(X), repeats)
-    t_mat_fit = best_of(lambda: MomentQuantileTransformer(n_moments=15).fit(X), max(2, repeats // 2))
+    t_mat_fit = best_of(lambda: MomentQuantileTransformer(n_moments=15).fit(X),
+                        max(2, repeats // 2))
     t_mat_none = best_of(lambda: MomentQuantileTransformer(n_moments=15,
                                                            input_transform="none").fit(X),
                          max(2, repeats // 2))
@@ -371,7 +372,7 @@ def main(argv=None):
     sp = None if args.skip_speed else speed(args.quick)
 
     cmd = "python benchmarks/bench_quantile.py" + (" --quick" if args.quick else "")
-    text = [f"# Quantile sketches: MomentQuantileTransformer against KLL, REQ, t-digest, "
+    text = ["# Quantile sketches: MomentQuantileTransformer against KLL, REQ, t-digest, "
             "sklearn\n", __doc__.split("\n\nRun:")[0].strip(), "",
             "## Machine and versions", "", skshapley.show_versions(as_markdown=True), "",
             "## Command", "", f"`{cmd}`", ""]

@@ -320,8 +320,8 @@ class MomentSketch:
         high = np.maximum(a.max, b.max)
         e = np.array([_unit_exponent(lo, hi) for lo, hi in zip(low, high, strict=True)],
                      dtype=np.int64)
-        l = self.order
-        ks = np.arange(1, l + 1)
+        top = self.order
+        ks = np.arange(1, top + 1)
         ma = np.ldexp(a.m_hat, (a.exp2 - e)[:, None] * ks[None, :])
         mb = np.ldexp(b.m_hat, (b.exp2 - e)[:, None] * ks[None, :])
         both = (wa > 0) & (wb > 0)
@@ -336,10 +336,10 @@ class MomentSketch:
         # of the rounded mean) makes it exact for any rounding of the stored means.
         ca = np.ldexp(np.where(both, a.mean - mean, 0.0), -e)
         cb = np.ldexp(np.where(both, b.mean - mean, 0.0), -e)
-        index, coef = _shift_tables(l)
+        index, coef = _shift_tables(top)
         full_a = np.concatenate([wa[:, None], ma], axis=1)
         full_b = np.concatenate([wb[:, None], mb], axis=1)
-        powers = np.arange(l + 1)
+        powers = np.arange(top + 1)
         pa = ca[:, None] ** powers[None, :]
         pb = cb[:, None] ** powers[None, :]
         m = (np.einsum("dki,ki,di->dk", full_a[:, index], coef, pa)

@@ -157,7 +157,6 @@ def maxent(c, *, n_grid=1024, tol=1e-9, max_iter=100, theta0=None):
         m = min(len(theta0), order + 1)
         theta[:m] = theta0[:m]
     n = n_grid
-    n_iter = 0
     with np.errstate(over="ignore", invalid="ignore"):
         return _maxent_loop(theta, c, n, tol, max_iter)
 

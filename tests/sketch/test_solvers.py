@@ -91,8 +91,8 @@ def test_constant_column_and_single_row():
 
 def test_heavy_tails_with_arcsinh(rng):
     # §7.7 [proto]: rank error with raw Cauchy inputs is ~0.2; arcsinh brings it to ~0.003
-    from skshapley.metrics import rank_error
     from skshapley.metrics import RANK_ERROR_PROBABILITIES as PR
+    from skshapley.metrics import rank_error
 
     x = rng.standard_cauchy(100_000)
     raw = MomentSketch(order=10, small_n=0, exact_threshold=0).update(x)
