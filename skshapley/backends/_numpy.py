@@ -19,6 +19,7 @@ KERNELS = (
     "philox_orders",
     "moment_chunk",
     "interp_columns",
+    "arcsinh",
 )
 
 
@@ -329,4 +330,10 @@ def interp_columns(X, xp, fp, out):
     """
     for j in range(X.shape[1]):
         out[:, j] = np.interp(X[:, j], xp[j], fp)
+    return out
+
+
+def arcsinh(x, out):
+    """``out[...] = np.arcsinh(x)`` (the sketches' heavy-tail transform, §7.7)."""
+    np.arcsinh(x, out=out)
     return out

@@ -192,7 +192,7 @@ class MomentSketch:
                 raise ValueError("sample_weight must be finite and non-negative; got "
                                  f"min={np.nanmin(w) if w.size else None!r}.")
         if self.transform == "arcsinh":
-            X = np.arcsinh(X)
+            X = get_backend(self.backend).arcsinh(np.ascontiguousarray(X), np.empty(X.shape))
         if self.bounds is not None and X.shape[0]:
             d = X.shape[1]
             low, high = self.bounds[:d, 0], self.bounds[:d, 1]

@@ -172,3 +172,12 @@ def test_interp_columns(backend, rng, n, d, m):
     expected = NUMPY.interp_columns(X, xp, fp, np.empty((n, d)))
     got = backend.interp_columns(X, xp, fp, np.empty((n, d)))
     np.testing.assert_array_equal(got, expected)
+
+
+def test_arcsinh(backend, rng):
+    x = np.concatenate([rng.normal(size=1000), rng.standard_cauchy(1000) * 1e6,
+                        [0.0, -0.0, 1e-300, -1e-20, 1e200, -1.7e308, np.nan]])
+    expected = NUMPY.arcsinh(x, np.empty_like(x))
+    got = backend.arcsinh(x, np.empty_like(x))
+    np.testing.assert_allclose(got, expected, rtol=1e-15, atol=0)
+    assert np.isnan(got[-1])
