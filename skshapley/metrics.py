@@ -104,26 +104,29 @@ RANK_ERROR_PROBABILITIES = np.array([0.01, *np.arange(0.05, 0.951, 0.05), 0.99])
 
 
 def rank_error(x, estimate, p=None):
-    """Mean rank error of estimated quantiles: mean over p of |rank(q_hat_p)/n - p|.
+    """Mean rank error of estimated quantiles: mean over p of the distance from p to the
+    rank interval [F_n(q_hat_p-), F_n(q_hat_p)].
 
-    ``rank(q)`` counts the elements of ``x`` below ``q`` plus half of those equal to it
-    (mid-rank, so ties are not charged to either side). The default ``p`` is Gan et al.'s
-    21 probabilities {0.01, 0.05, 0.10, ..., 0.95, 0.99} (ALGORITHMS.md §7.6).
+    A value is a correct p-quantile exactly when p lies in its rank interval, so exact
+    answers score 0 also on tied data (with mid-ranks, every estimator is charged up to
+    half an atom's mass on columns such as Poisson counts). For untied data this is
+    Gan et al.'s ``|rank(q_hat_p)/n - p|``. The default ``p`` is their 21 probabilities
+    {0.01, 0.05, 0.10, ..., 0.95, 0.99} (ALGORITHMS.md §7.6).
 
     Examples
     --------
     >>> import numpy as np
     >>> from skshapley.metrics import rank_error
     >>> x = np.arange(100.0)
-    >>> rank_error(x, [49.5], p=[0.5])
-    0.0
+    >>> round(rank_error(x, [49.5, 89.0], p=[0.5, 0.8]), 6)
+    0.045
     """
     p = RANK_ERROR_PROBABILITIES if p is None else np.asarray(p, dtype=np.float64)
     estimate = np.asarray(estimate, dtype=np.float64)
     if estimate.shape != p.shape:
         raise ValueError(f"estimate has shape {estimate.shape} but p has shape {p.shape}.")
     s, _ = _empirical_quantiles(x, p)
-    below = np.searchsorted(s, estimate, side="left")
-    at_or_below = np.searchsorted(s, estimate, side="right")
-    rank = (below + at_or_below) / 2 / s.size
-    return float(np.mean(np.abs(rank - p)))
+    below = np.searchsorted(s, estimate, side="left") / s.size
+    at_or_below = np.searchsorted(s, estimate, side="right") / s.size
+    error = np.maximum(0.0, np.maximum(below - p, p - at_or_below))
+    return float(np.mean(error))
