@@ -193,3 +193,24 @@ def test_fit_dask_equals_fit(mixed):
     span = mixed.max(axis=0) - mixed.min(axis=0)
     assert np.all(np.abs(ours.quantiles_ - ref.quantiles_) <= 1e-6 * span)
     np.testing.assert_array_equal(ours.quantiles_[:, 2], ref.quantiles_[:, 2])
+
+
+def test_cosine_and_legendre_solvers_through_the_transformer(rng):
+    X = rng.beta(2.0, 5.0, size=(30_000, 1))
+    p = np.linspace(0, 1, 1000)
+    for solver, bounds in (("cosine", [[0.0, 1.0]]), ("legendre", None)):
+        mqt = MomentQuantileTransformer(solver=solver, bounds=bounds, n_moments=15).fit(X)
+        assert mqt.solver_used_[0] == solver
+        # the chapter's Table 3 / Table 2 orders of magnitude at l = 15
+        assert quantile_niae(X[:, 0], mqt.quantiles(p)[:, 0]) < 5e-3
+    with pytest.raises(ValueError, match="outside bounds"):
+        MomentQuantileTransformer(solver="cosine", bounds=[[0.0, 0.5]]).fit(X)
+
+
+def test_quantiles_inverted_cdf_reads_the_exact_table(rng):
+    X = rng.integers(0, 4, size=(101, 1)).astype(float)
+    mqt = MomentQuantileTransformer().fit(X)
+    p = np.linspace(0, 1, 11)
+    np.testing.assert_array_equal(mqt.quantiles(p, "inverted_cdf")[:, 0],
+                                  np.quantile(X[:, 0], p, method="inverted_cdf"))
+    np.testing.assert_array_equal(mqt.quantiles(p)[:, 0], np.quantile(X[:, 0], p))
