@@ -7,12 +7,14 @@ the same bits too. No ``fastmath``: games may return ``inf``.
 
 from __future__ import annotations
 
+import math
 import types
 
 import numpy as np
 from numba import njit, prange
 
 from skshapley.backends._numpy import (
+    N_MOMENT_FIELDS,
     PHILOX_M0,
     PHILOX_ROUNDS,
     SPLITMIX_GAMMA,
@@ -36,6 +38,9 @@ KERNELS = (
     "discordant_pairs",
     "philox_orders",
     *TREE_KERNELS,
+    "moment_chunk",
+    "interp_columns",
+    "arcsinh",
 )
 
 # Waking numba's thread pool costs about a millisecond, more than the whole kernel on the
@@ -266,3 +271,216 @@ def philox_orders(seed, start, out):
     big = out.shape[0] << n_bits >= PARALLEL_MIN_ELEMENTS // 16
     kernel = _philox_parallel if big else _philox_serial
     return kernel(np.uint64(seed), np.int64(start), n_bits, out)
+
+
+@njit(cache=True, nogil=True)
+def _unit_exponent_scalar(low, high):
+    half = high / 2 - low / 2
+    if not half > 0 or not np.isfinite(half):
+        return 0
+    return math.frexp(half)[1] + 1
+
+
+MOMENT_BLOCK = 512
+
+
+def _moment_chunk(x, w, order, out):
+    d, n = x.shape
+    for j in prange(d):
+        col = x[j]
+        for f in range(out.shape[1]):
+            out[j, f] = 0.0
+        total = 0.0
+        sum_wx = 0.0
+        low = np.inf
+        high = -np.inf
+        n_nan = 0
+        n_rows = 0
+        for i in range(n):  # pass 1: weight, sum, range
+            v = col[i]
+            if np.isnan(v):
+                n_nan += 1
+            elif w[i] > 0:
+                total += w[i]
+                sum_wx += w[i] * v
+                n_rows += 1
+                low = min(low, v)
+                high = max(high, v)
+        out[j, 8] = n_nan
+        out[j, 9] = n_rows
+        out[j, 3] = low
+        out[j, 4] = high
+        if n_rows == 0:
+            continue
+        mean = sum_wx / total
+        correction = 0.0
+        w_low = 0.0
+        w_high = 0.0
+        w_zero = 0.0
+        for i in range(n):  # pass 2: mean refinement and atoms
+            v = col[i]
+            if w[i] > 0 and not np.isnan(v):
+                correction += w[i] * (v - mean)
+                if v == low:
+                    w_low += w[i]
+                if v == high:
+                    w_high += w[i]
+                if v == 0:
+                    w_zero += w[i]
+        mean += correction / total
+        mean = min(max(mean, low), high)
+        e = _unit_exponent_scalar(low, high)
+        scale = math.ldexp(1.0, -e)
+        out[j, 0] = total
+        out[j, 1] = mean
+        out[j, 2] = e
+        out[j, 5] = w_low
+        out[j, 6] = w_high
+        out[j, 7] = w_zero
+        # pass 3: scaled central power sums, blocked so that the inner loops over a
+        # block vectorise (order-of-summation changes only; parity is tested at 1e-12)
+        dev = np.empty(MOMENT_BLOCK)
+        power = np.empty(MOMENT_BLOCK)
+        for start in range(0, n, MOMENT_BLOCK):
+            m = min(MOMENT_BLOCK, n - start)
+            for b in range(m):
+                v = col[start + b]
+                wb = w[start + b]
+                if wb > 0 and not np.isnan(v):
+                    dev[b] = (v - mean) * scale
+                    power[b] = wb
+                else:
+                    dev[b] = 0.0
+                    power[b] = 0.0
+            for k in range(1, order + 1):
+                acc = 0.0
+                for b in range(m):
+                    power[b] *= dev[b]
+                    acc += power[b]
+                out[j, N_MOMENT_FIELDS + k - 1] += acc
+    return out
+
+
+def _compile_twice_fast(function):
+    """As :func:`_compile_twice` with ``fastmath={"reassoc", "contract"}`` only: the
+    block sums of the moment kernel vectorise (measured: 2-3x faster at order 15). No
+    ``nnan``/``ninf``: NaN is tested explicitly."""
+    flags = {"reassoc", "contract"}
+    serial = types.FunctionType(function.__code__, function.__globals__,
+                                function.__name__ + "_serial")
+    serial.__qualname__ = function.__qualname__ + "_serial"
+    return (njit(cache=True, nogil=True, fastmath=flags)(serial),
+            njit(parallel=True, cache=True, fastmath=flags)(function))
+
+
+_moment_serial, _moment_parallel = _compile_twice_fast(_moment_chunk)
+
+
+def moment_chunk(x, w, order, out):
+    """Numba twin of :func:`skshapley.backends._numpy.moment_chunk`."""
+    kernel = _moment_parallel if x.size >= PARALLEL_MIN_ELEMENTS and x.shape[0] > 1 \
+        else _moment_serial
+    return kernel(x, w, np.int64(order), out)
+
+
+INTERP_BUCKETS = 4096
+INTERP_ROW_BLOCK = 4096
+
+
+@njit(cache=True, nogil=True)
+def _interp_buckets(xp, n_buckets, starts):
+    """starts[j, b] = largest k with xp[j, k] <= left edge of bucket b (or 0)."""
+    d, m = xp.shape
+    for j in range(d):
+        lo = xp[j, 0]
+        width = (xp[j, m - 1] - lo) / n_buckets
+        k = 0
+        for b in range(n_buckets):
+            edge = lo + b * width
+            while k + 1 < m and xp[j, k + 1] <= edge:
+                k += 1
+            starts[j, b] = k
+
+
+def _interp_columns(X, xp, fp, starts, out):
+    n, d = X.shape
+    m = xp.shape[1]
+    n_buckets = starts.shape[1]
+    n_blocks = (n + INTERP_ROW_BLOCK - 1) // INTERP_ROW_BLOCK
+    for block in prange(n_blocks):
+        for i in range(block * INTERP_ROW_BLOCK, min(n, (block + 1) * INTERP_ROW_BLOCK)):
+            for j in range(d):
+                v = X[i, j]
+                lo = xp[j, 0]
+                hi = xp[j, m - 1]
+                if np.isnan(v):
+                    out[i, j] = v
+                elif v > hi:
+                    out[i, j] = fp[m - 1]
+                elif v < lo:
+                    out[i, j] = fp[0]
+                elif v == hi:
+                    out[i, j] = fp[m - 1]
+                else:
+                    b = int((v - lo) / (hi - lo) * n_buckets)
+                    if b >= n_buckets:
+                        b = n_buckets - 1
+                    k = starts[j, b]
+                    while k + 1 < m and xp[j, k + 1] <= v:
+                        k += 1
+                    while k > 0 and xp[j, k] > v:
+                        k -= 1
+                    if k == m - 1 or xp[j, k] == v:
+                        out[i, j] = fp[k]
+                    else:
+                        # np.interp's formula, operation for operation (no fastmath)
+                        slope = (fp[k + 1] - fp[k]) / (xp[j, k + 1] - xp[j, k])
+                        r = slope * (v - xp[j, k]) + fp[k]
+                        if np.isnan(r):
+                            r = slope * (v - xp[j, k + 1]) + fp[k + 1]
+                            if np.isnan(r) and fp[k] == fp[k + 1]:
+                                r = fp[k]
+                        out[i, j] = r
+    return out
+
+
+_interp_serial, _interp_parallel = _compile_twice(_interp_columns)
+
+
+def interp_columns(X, xp, fp, out):
+    """Numba twin of :func:`skshapley.backends._numpy.interp_columns`: a bucket table
+    (4096 buckets per column) replaces the binary search, same formula as np.interp."""
+    starts = np.empty((xp.shape[0], INTERP_BUCKETS), dtype=np.int64)
+    _interp_buckets(xp, INTERP_BUCKETS, starts)
+    kernel = _interp_parallel if X.size >= PARALLEL_MIN_ELEMENTS else _interp_serial
+    return kernel(X, xp, fp, starts, out)
+
+
+def _arcsinh(x, out):
+    flat = x.ravel()
+    res = out.ravel()
+    n = flat.size
+    n_blocks = (n + INTERP_ROW_BLOCK - 1) // INTERP_ROW_BLOCK
+    for block in prange(n_blocks):
+        for i in range(block * INTERP_ROW_BLOCK, min(n, (block + 1) * INTERP_ROW_BLOCK)):
+            v = flat[i]
+            a = abs(v)
+            if a > 1e150:  # a*a would overflow; asinh(a) = log(2a) to double precision
+                r = math.log(a) + 0.6931471805599453
+            elif a >= 0.5:  # no cancellation: a + sqrt(a^2 + 1) >= 1.6
+                r = math.log(a + math.sqrt(a * a + 1.0))
+            else:  # log1p form, accurate for tiny |v| (asinh(v) ~ v)
+                r = math.log1p(a + a * a / (1.0 + math.sqrt(1.0 + a * a)))
+            res[i] = math.copysign(r, v) if v == v else v
+    return out
+
+
+_arcsinh_serial, _arcsinh_parallel = _compile_twice(_arcsinh)
+
+
+def arcsinh(x, out):
+    """Numba twin of :func:`skshapley.backends._numpy.arcsinh` (within 2 ulp)."""
+    x = np.ascontiguousarray(x)
+    kernel = _arcsinh_parallel if x.size >= PARALLEL_MIN_ELEMENTS else _arcsinh_serial
+    kernel(x, out)
+    return out

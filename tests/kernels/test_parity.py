@@ -140,3 +140,64 @@ def test_philox_orders(backend, n, d, start):
     got = backend.philox_orders(2**63 + 12345, start, np.empty((n, d), dtype=np.int64))
     np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal(np.sort(expected, axis=1), np.tile(np.arange(d), (n, 1)))
+
+
+@pytest.mark.parametrize("d, n, order", [(1, 1, 2), (3, 257, 10), (20, 20_000, 15)])
+def test_moment_chunk(backend, rng, d, n, order):
+    # the last case is above PARALLEL_MIN_ELEMENTS, so the prange build runs too
+    from skshapley.backends._numpy import N_MOMENT_FIELDS
+
+    x = rng.normal(1000.0, 1.0, size=(d, n))
+    x[0, :: 7] = np.nan  # NaN skipped and counted
+    x[-1, 1::5] = 0.0  # atoms at zero
+    w = rng.random(n)
+    w[::11] = 0.0  # zero weights do not touch min/max
+    shape = (d, N_MOMENT_FIELDS + order)
+    expected = NUMPY.moment_chunk(x, w, order, np.empty(shape))
+    got = backend.moment_chunk(x, w, order, np.empty(shape))
+    # counts, exponents, min, max and atom weights exactly; sums to rtol 1e-12 of the
+    # scale W (each |M_hat_k| <= W because scaled deviations are at most 1)
+    for f in (2, 3, 4, 8, 9):
+        np.testing.assert_array_equal(got[:, f], expected[:, f])
+    np.testing.assert_allclose(got[:, [0, 5, 6, 7]], expected[:, [0, 5, 6, 7]], rtol=1e-12)
+    np.testing.assert_allclose(got[:, 1], expected[:, 1], rtol=1e-12)
+    scale = expected[:, :1]
+    np.testing.assert_allclose(got[:, N_MOMENT_FIELDS:] / np.maximum(scale, 1),
+                               expected[:, N_MOMENT_FIELDS:] / np.maximum(scale, 1),
+                               rtol=0, atol=1e-12)
+    # the reference itself: weighted central sums against a direct two-pass computation
+    keep = ~np.isnan(x[1]) & (w > 0) if d > 1 else ~np.isnan(x[0]) & (w > 0)
+    row = 1 if d > 1 else 0
+    v, wv = x[row][keep], w[keep]
+    if v.size:
+        mean = np.sum(wv * v) / wv.sum()
+        e = expected[row, 2]
+        m2 = np.sum(wv * (v - mean) ** 2) / 2.0 ** (2 * e)
+        if order >= 2:
+            np.testing.assert_allclose(expected[row, N_MOMENT_FIELDS + 1], m2, rtol=1e-9,
+                                       atol=1e-12 * wv.sum())
+
+
+@pytest.mark.parametrize("n, d, m", [(1, 1, 2), (500, 3, 7), (70_000, 4, 1000)])
+def test_interp_columns(backend, rng, n, d, m):
+    # bit-identical to np.interp: same bracket, same formula (no fastmath)
+    xp = np.sort(rng.normal(size=(d, m)), axis=1)
+    fp = np.linspace(0.0, 1.0, m)
+    X = rng.normal(scale=1.5, size=(n, d))
+    X[0, 0] = np.nan
+    if n > 3:
+        X[1, :] = xp[:, 0]  # exactly on knots and on the ends
+        X[2, :] = xp[:, -1]
+        X[3, :] = xp[:, m // 2]
+    expected = NUMPY.interp_columns(X, xp, fp, np.empty((n, d)))
+    got = backend.interp_columns(X, xp, fp, np.empty((n, d)))
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_arcsinh(backend, rng):
+    x = np.concatenate([rng.normal(size=1000), rng.standard_cauchy(1000) * 1e6,
+                        [0.0, -0.0, 1e-300, -1e-20, 1e200, -1.7e308, np.nan]])
+    expected = NUMPY.arcsinh(x, np.empty_like(x))
+    got = backend.arcsinh(x, np.empty_like(x))
+    np.testing.assert_allclose(got, expected, rtol=1e-15, atol=0)
+    assert np.isnan(got[-1])
