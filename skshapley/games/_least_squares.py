@@ -287,7 +287,8 @@ def reduce_factors(train, test, *, alpha=0.0, center=True, check_rank=True):
     else:
         test_factor, test_target = test_upper[:, :p], test_upper[:, p]
     test_norm2 = float(np.sum(test_upper[:, p] ** 2))
-    if check_rank and not test_norm2 > 0:
+    train_scale = float(np.sum(upper[:, p] ** 2)) / n_train + shift[p] ** 2
+    if check_rank and not test_norm2 > 1e-24 * test.n_rows * max(train_scale, 1e-300):
         raise ValueError("y_test is constant (zero after centring with the training mean): R² "
                          "is undefined; use a test set with varying targets.")
     return ReducedLeastSquares(
