@@ -5,7 +5,7 @@ regression", Statistics and Computing, 2024)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 

@@ -7,11 +7,10 @@ the same bits too. No ``fastmath``: games may return ``inf``.
 
 from __future__ import annotations
 
+import math
 import types
 
 import numpy as np
-import math
-
 from numba import njit, prange
 
 from skshapley.backends._numpy import (

@@ -427,7 +427,7 @@ class LeastSquaresGame(Game):
     >>> X = rng.normal(size=(40, 3)); y = X @ [1.0, 0.0, 2.0] + rng.normal(size=40)
     >>> game = LeastSquaresGame(X[:30], X[30:], y[:30], y[30:])
     >>> game.values(np.array([[False, False, False], [True, True, True]])).round(3)
-    array([0.   , 0.809])
+    array([0.   , 0.644])
     """
 
     def __init__(self, X_train=None, X_test=None, y_train=None, y_test=None, *, alpha=0.0,

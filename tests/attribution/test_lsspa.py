@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from oracles import shapley_by_subsets
 from sklearn.linear_model import LinearRegression, Ridge
 from sklearn.model_selection import KFold
 
-from oracles import shapley_by_subsets
 from skshapley.attribution import AttributionResult, PermutohedronNormal, lsspa
 from skshapley.backends import get_backend
 from skshapley.games import LeastSquaresGame, reduce_least_squares
@@ -231,7 +231,7 @@ def test_cv_metric_matches_brute_force(rng):
     X, _, y, _ = _data(rng, n=120, p=4)
     folds = list(KFold(4).split(X))
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def value(members):
         if not members:
             return 0.0
