@@ -89,10 +89,22 @@ class RowFactor:
         self._m2 = None
 
     def update(self, X, y):
-        """Add a block of rows (already checked float64)."""
+        """Add a block of rows (already checked float64).
+
+        The block is consumed in slices of ``max(4096, 8 (p + 2))`` rows, so the work
+        arrays (a slice with the ones column, stacked under the factor) stay O(p^2 + slice)
+        whatever the block size.
+        """
         n, p = X.shape
         if self.n_features is None:
             self.n_features = p
+        rows = max(4096, 8 * (p + 2))
+        for start in range(0, n, rows):
+            self._update(X[start:start + rows], y[start:start + rows])
+        return self
+
+    def _update(self, X, y):
+        n, p = X.shape
         if n == 0:
             return self
         if self.reduction == "tsqr":

@@ -415,3 +415,15 @@ def test_matches_ls_spa_on_toy_and_same_chains(rng):
     expected = np.array([ls_spa.square_shapley(*reduced, norm, order) for order in orders])
     game = LeastSquaresGame(X, X_test, y, y_test, center=False)
     np.testing.assert_allclose(game.chain_lifts(orders), expected, atol=1e-10)
+
+
+def test_game_serves_the_generic_approximators(rng):
+    from skshapley.approximators import exact_shapley, permutation_shapley
+
+    data = _data(rng, p=6)
+    game = LeastSquaresGame(*data)
+    np.testing.assert_allclose(exact_shapley(game).values, lsspa(*data).attribution,
+                               atol=1e-12)
+    sampled = permutation_shapley(LeastSquaresGame(*data), budget=2 + 5 * 200,
+                                  random_state=0)
+    np.testing.assert_allclose(sampled.values.sum(), game.full_r2, atol=1e-12)
