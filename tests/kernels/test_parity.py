@@ -201,3 +201,54 @@ def test_arcsinh(backend, rng):
     got = backend.arcsinh(x, np.empty_like(x))
     np.testing.assert_allclose(got, expected, rtol=1e-15, atol=0)
     assert np.isnan(got[-1])
+
+
+def _reduced_problem(rng, p, m):
+    """A random reduced LS-SPA problem (§5.3): upper-triangular factor, test factor."""
+    factor = np.triu(rng.normal(size=(p, p))) + 3 * np.eye(p)
+    return (factor, rng.normal(size=p), rng.normal(size=(m, p)), rng.normal(size=m))
+
+
+@pytest.mark.parametrize("n, p, m", [(1, 1, 1), (5, 2, 3), (40, 9, 9), (300, 12, 5), (64, 30, 30)])
+def test_lsspa_chain_lifts(backend, rng, n, p, m):
+    # (300, 12) and (64, 30) are above the parallel threshold, so the prange build runs too
+    factor, target, test_factor, test_target = _reduced_problem(rng, p, m)
+    orders = _orders(rng, n, p)
+    expected = NUMPY.lsspa_chain_lifts_qr(orders, factor, target, test_factor, test_target,
+                                          0.5, np.empty((n, p)))
+    got = backend.lsspa_chain_lifts_qr(orders, factor, target, test_factor, test_target, 0.5,
+                                       np.empty((n, p)))
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+    gram, cross = factor.T @ factor, factor.T @ target
+    for kernels in (NUMPY, backend):
+        status = np.full(n, -1, dtype=np.int64)
+        lifts = kernels.lsspa_chain_lifts_cholesky(orders, gram, cross, test_factor,
+                                                   test_target, 0.5, np.empty((n, p)), status)
+        np.testing.assert_array_equal(status, 0)
+        np.testing.assert_allclose(lifts, expected, rtol=1e-10, atol=1e-12)
+    # Lifts telescope: every row sums to half the test-residual drop of the full fit.
+    theta = np.linalg.solve(factor, target)
+    residual = test_factor @ theta - test_target
+    drop = test_target @ test_target - residual @ residual
+    np.testing.assert_allclose(expected.sum(axis=1), 0.5 * drop, rtol=1e-10)
+
+
+def test_lsspa_cholesky_flags_non_positive_pivots(backend):
+    gram = np.array([[1.0, 1.0], [1.0, 1.0]])  # singular: the second pivot is 0
+    orders = np.array([[0, 1], [1, 0]], dtype=np.int64)
+    for kernels in (NUMPY, backend):
+        status = np.full(2, -1, dtype=np.int64)
+        kernels.lsspa_chain_lifts_cholesky(orders, gram, np.ones(2), np.eye(2), np.ones(2),
+                                           1.0, np.empty((2, 2)), status)
+        np.testing.assert_array_equal(status, 1)
+
+
+@pytest.mark.parametrize("p, m", [(1, 1), (3, 2), (8, 8), (11, 4)])
+def test_lsspa_subset_gains(backend, rng, p, m):
+    factor, target, test_factor, test_target = _reduced_problem(rng, p, m)
+    expected = NUMPY.lsspa_subset_gains(factor, target, test_factor, test_target,
+                                        np.empty(1 << p))
+    got = backend.lsspa_subset_gains(factor, target, test_factor, test_target,
+                                     np.empty(1 << p))
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+    assert expected[0] == 0.0
