@@ -452,3 +452,54 @@ def convergence(history, *, ax=None, label=None):
     if label is not None:
         ax.legend()
     return ax
+
+
+def attribution_bar(result, *, feature_names=None, ax=None, max_display=20):
+    """Horizontal bars of an R² attribution (:func:`skshapley.attribution.lsspa`), largest
+    first, with the per-feature 95 % error quantiles as error bars (none when exact).
+
+    Parameters
+    ----------
+    result : AttributionResult
+    feature_names : list of str, optional
+    ax : matplotlib Axes, optional
+    max_display : int, default=20
+        At most this many bars; the rest are summed into one "N other features" bar.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from types import SimpleNamespace
+    >>> from skshapley.plotting import attribution_bar
+    >>> r = SimpleNamespace(attribution=np.array([0.1, 0.5]), attribution_errors=np.zeros(2))
+    >>> [t.get_text() for t in attribution_bar(r, feature_names=["a", "b"]).get_yticklabels()]
+    ['b', 'a']
+    """
+    _check_max_display(max_display)
+    values = np.asarray(result.attribution, dtype=float)
+    errors = np.asarray(result.attribution_errors, dtype=float)
+    names = (list(feature_names) if feature_names is not None
+             else [f"x{j}" for j in range(values.size)])
+    order = np.argsort(-values, kind="stable")
+    shown, rest = _display_rows(order, max_display)
+    labels = [names[j] for j in shown]
+    heights, spreads = values[shown], errors[shown]
+    if rest.size:
+        labels.append(f"{rest.size} other features")
+        heights = np.append(heights, values[rest].sum())
+        spreads = np.append(spreads, np.sqrt((errors[rest] ** 2).sum()))
+    has_errors = bool(np.any(spreads > 0))
+    ax = _new_axes(ax, (6.5, 0.35 * len(labels) + 1.5))
+    positions = _set_rows(ax, labels)
+    ax.barh(positions, heights, height=0.7, xerr=spreads if has_errors else None,
+            color=np.where(heights >= 0, _NEGATIVE_COLOR, "#d62728"), ecolor="black",
+            capsize=3)
+    ax.axvline(0.0, color="black", linewidth=0.8)
+    ax.set_xlabel("share of test R² (Shapley value)")
+    if has_errors:
+        ax.set_title("error bars: 95 %", fontsize="small", loc="right")
+    return ax

@@ -306,3 +306,62 @@ def test_a_closed_stdout_pipe_is_no_traceback(tmp_path):
     assert process.returncode == ExitCode.RUNTIME_ERROR, err
     assert err == b""
     assert (tmp_path / "p.png").read_bytes()[:8] == PNG_MAGIC  # saved before the table
+
+
+# -- skshapley attribute (LS-SPA) ---------------------------------------------------------
+
+
+def _attribution_table(out):
+    rows = [line.split() for line in out.splitlines() if re.match(r"\s*\d+\s", line)]
+    return [(row[1], float(row[2]), float(row[3])) for row in rows]
+
+
+def test_attribute_default_run_is_exact_and_sums_to_r2(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["attribute"]) == ExitCode.OK
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert "method: exact" in captured.out
+    r2 = float(re.search(r"test R²: (-?\d+\.\d+)", captured.out).group(1))
+    table = _attribution_table(captured.out)
+    assert sorted(name for name, _, _ in table) == DIABETES
+    assert abs(sum(value for _, value, _ in table) - r2) < 6e-4  # 11 rounded numbers
+    assert all(error == 0.0 for _, _, error in table)
+    png = tmp_path / "skshapley_attribution.png"
+    assert png.read_bytes()[:8] == PNG_MAGIC
+
+
+def test_attribute_csv_sampled_with_error_bars(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(400, 14)), columns=[f"f{j}" for j in range(14)])
+    frame["y"] = 3 * frame["f0"] - frame["f5"] + rng.normal(size=400)
+    path = tmp_path / "data.csv"
+    frame.to_csv(path, index=False)
+    assert main(["attribute", "--data", str(path), "--target", "y", "--test-size", "0.3",
+                 "--method", "permutation", "--max-samples", "512", "--alpha", "1",
+                 "--output", str(tmp_path / "a.png")]) == ExitCode.OK
+    out = capsys.readouterr().out
+    assert "train rows: 280   test rows: 120   alpha: 1" in out
+    table = _attribution_table(out)
+    assert [name for name, _, _ in table][:2] == ["f0", "f5"]
+    assert all(error > 0 for _, _, error in table)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--test-size", "1.5"], "argument --test-size: expected a number in (0, 1)"),
+    (["--alpha", "-1"], "argument --alpha: expected a number >= 0"),
+    (["--method", "fast"], "The 'method' parameter must be one of"),
+    (["--target", "y"], "--target needs --data CSV"),
+])
+def test_attribute_bad_input_exits_2(tmp_path, capsys, args, message):
+    assert main(["attribute", "--output", str(tmp_path / "a.png"), *args]) == \
+        ExitCode.USAGE_ERROR
+    assert message in _one_line_error(capsys.readouterr().err)
+
+
+def test_attribute_constant_column_exits_2(tmp_path, capsys):
+    frame = pd.DataFrame({"a": np.arange(20.0), "b": np.ones(20), "y": np.arange(20.0) ** 2})
+    frame.to_csv(tmp_path / "c.csv", index=False)
+    assert main(["attribute", "--data", str(tmp_path / "c.csv"), "--target", "y",
+                 "--output", str(tmp_path / "a.png")]) == ExitCode.USAGE_ERROR
+    assert "column 1 of X_train is constant" in _one_line_error(capsys.readouterr().err)

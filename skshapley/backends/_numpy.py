@@ -26,6 +26,12 @@ KERNELS = (
     "discordant_pairs",
     "philox_orders",
     *TREE_KERNELS,
+    "moment_chunk",
+    "interp_columns",
+    "arcsinh",
+    "lsspa_chain_lifts_qr",
+    "lsspa_chain_lifts_cholesky",
+    "lsspa_subset_gains",
 )
 
 
@@ -265,4 +271,209 @@ def philox_orders(seed, start, out, rounds=PHILOX_ROUNDS):
     kept = images < np.uint64(d)
     # every row keeps exactly d values (a bijection hits each of 0..d-1 once), in i order
     out[...] = images[kept].reshape(n, d).astype(np.int64)
+    return out
+
+
+# Fields of one row of ``moment_chunk``'s output (ALGORITHMS.md §7.1-7.2).
+MOMENT_FIELDS = ("weight", "mean", "exp2", "min", "max", "w_at_min", "w_at_max", "w_zero",
+                 "n_nan", "n_rows")
+N_MOMENT_FIELDS = len(MOMENT_FIELDS)
+
+
+def _unit_exponent(low, high):
+    """Exponent e with (high - low) / 2**e in [0.5, 1), 0 for an empty or constant range.
+
+    The range is taken as 2 * (high/2 - low/2) so that it cannot overflow near 1e308.
+    """
+    half = high / 2 - low / 2
+    if not half > 0 or not np.isfinite(half):
+        return 0
+    return int(np.frexp(half)[1]) + 1
+
+
+def moment_chunk(x, w, order, out):
+    """Central moment summary of one chunk per column (§7.2, batch update).
+
+    ``x`` is ``(d, n)`` float64, one contiguous row per feature; ``w`` is ``(n,)``.
+    NaN values and zero weights are skipped (NaNs are counted). Row ``j`` of ``out``
+    (``(d, N_MOMENT_FIELDS + order)``) receives ``MOMENT_FIELDS`` then
+    ``M_hat_k = sum w (x - mean)^k / 2^(e k)`` for k = 1..order, where the mean is
+    computed in two passes (mean, then one refinement). ``M_hat_1`` is the residual of
+    the rounded float64 mean; keeping it makes offsets such as 1e12 exact (§7.2 assumes
+    it is 0, which loses the moments when ulp(mean) is comparable to the spread).
+    """
+    d = x.shape[0]
+    out[...] = 0.0
+    for j in range(d):
+        col = x[j]
+        nan = np.isnan(col)
+        keep = ~nan & (w > 0)
+        v = col[keep]
+        wv = w[keep]
+        row = out[j]
+        row[8] = float(nan.sum())
+        row[9] = float(v.size)
+        if v.size == 0:
+            row[3], row[4] = np.inf, -np.inf
+            continue
+        total = wv.sum()
+        low, high = v.min(), v.max()
+        mean = (wv * v).sum() / total
+        mean += (wv * (v - mean)).sum() / total
+        mean = min(max(mean, low), high)
+        e = _unit_exponent(low, high)
+        dev = (v - mean) * np.ldexp(1.0, -e)
+        row[0], row[1], row[2], row[3], row[4] = total, mean, e, low, high
+        row[5] = wv[v == low].sum()
+        row[6] = wv[v == high].sum()
+        row[7] = wv[v == 0].sum()
+        power = wv
+        for k in range(1, order + 1):
+            power = power * dev
+            row[N_MOMENT_FIELDS + k - 1] = power.sum()
+    return out
+
+
+def interp_columns(X, xp, fp, out):
+    """``out[:, j] = np.interp(X[:, j], xp[j], fp)`` for every column (NaN stays NaN).
+
+    ``X`` and ``out`` are ``(n, d)``; ``xp`` is ``(d, m)``, each row strictly increasing;
+    ``fp`` is ``(m,)``.
+    """
+    for j in range(X.shape[1]):
+        out[:, j] = np.interp(X[:, j], xp[j], fp)
+    return out
+
+
+def arcsinh(x, out):
+    """``out[...] = np.arcsinh(x)`` (the sketches' heavy-tail transform, §7.7)."""
+    np.arcsinh(x, out=out)
+    return out
+
+
+# -- LS-SPA (§5.4, §5.2) --------------------------------------------------------------------
+# The reduced least-squares problem (§5.3): a p x p upper-triangular training factor R with
+# target ytilde (||X theta - y||^2 = ||R theta - ytilde||^2 + const) and an m x p test factor
+# T with target ttilde. A chain's lift of feature pi_k is the drop of the test residual when
+# pi_k joins; with L = Rtilde^T lower triangular (Rtilde the R factor of R[:, pi], or the
+# Cholesky factor of the permuted Gram) and z = L^{-1} (R^T ytilde)[pi], the test prediction of
+# model k is sum_{i <= k} z_i g_i with g_i column i of G = T[:, pi] L^{-T} (§5.4, the cumsum
+# formulation). Each increment is computed as delta (2 e + delta), e the residual before it,
+# not as a difference of residual norms, so small lifts keep their relative accuracy.
+
+
+def _chain_lifts_from_factor(lower, z, test_factor, test_target, pi, scale, out_row):
+    """Lifts of one chain from its lower-triangular factor and rotated target."""
+    from scipy.linalg import solve_triangular
+
+    g = solve_triangular(lower, test_factor[:, pi].T, lower=True).T  # (m, p) = T_pi L^{-T}
+    steps = g * z[None, :]
+    before = np.cumsum(steps, axis=1) - steps - test_target[:, None]  # residual before step k
+    drops = -(steps * (2.0 * before + steps)).sum(axis=0)
+    out_row[pi] = drops * scale
+
+
+def lsspa_chain_lifts_qr(orders, factor, target, test_factor, test_target, scale, out):
+    """Lift vectors of chains from the R factor of each permuted training factor (§5.4).
+
+    Parameters
+    ----------
+    orders : int64 (n, p)
+        Row c is a chain: ``orders[c, k]`` joins at step k.
+    factor : float64 (p, p)
+        Upper-triangular training factor R of the reduced problem (§5.3).
+    target : float64 (p,)
+        Reduced training target ytilde.
+    test_factor : float64 (m, p)
+        Reduced test factor T.
+    test_target : float64 (m,)
+        Reduced test target.
+    scale : float
+        Multiplies every lift (1 / ||y_test||^2 gives R^2 lifts).
+    out : float64 (n, p)
+        ``out[c, j]`` is the lift of feature j in chain c (original feature order).
+
+    Returns
+    -------
+    out : float64 (n, p)
+        Each row sums to ``scale * (||ttilde||^2 - ||T theta_full - ttilde||^2)``.
+    """
+    n, p = orders.shape
+    for c in range(n):
+        pi = orders[c]
+        stacked = np.empty((p, p + 1))
+        stacked[:, :p] = factor[:, pi]
+        stacked[:, p] = target
+        r = np.linalg.qr(stacked, mode="r")
+        _chain_lifts_from_factor(np.ascontiguousarray(r[:, :p].T), r[:, p], test_factor,
+                                 test_target, pi, scale, out[c])
+    return out
+
+
+def lsspa_chain_lifts_cholesky(orders, gram, cross, test_factor, test_target, scale, out,
+                               status):
+    """Lift vectors of chains from the Cholesky factor of each permuted Gram matrix (§5.4).
+
+    Faster than :func:`lsspa_chain_lifts_qr` (p^3/3 instead of 4p^3/3 flops per chain) but
+    squares the condition number.
+
+    Parameters
+    ----------
+    orders : int64 (n, p)
+    gram : float64 (p, p)
+        R^T R (ridge included).
+    cross : float64 (p,)
+        R^T ytilde.
+    test_factor, test_target, scale
+        As in :func:`lsspa_chain_lifts_qr`.
+    out : float64 (n, p)
+    status : int64 (n,)
+        Set to 0 for chains whose factorisation succeeded and 1 where a pivot was not
+        positive (their ``out`` row is then undefined; recompute them with the QR kernel).
+
+    Returns
+    -------
+    out : float64 (n, p)
+    """
+    from scipy.linalg import solve_triangular
+
+    n, p = orders.shape
+    for c in range(n):
+        pi = orders[c]
+        try:
+            lower = np.linalg.cholesky(gram[np.ix_(pi, pi)])
+        except np.linalg.LinAlgError:
+            status[c] = 1
+            continue
+        if not np.all(np.diag(lower) > 0):
+            status[c] = 1
+            continue
+        status[c] = 0
+        z = solve_triangular(lower, cross[pi], lower=True)
+        _chain_lifts_from_factor(lower, z, test_factor, test_target, pi, scale, out[c])
+    return out
+
+
+def lsspa_subset_gains(factor, target, test_factor, test_target, out):
+    """Test-residual drop of the least-squares fit on every subset of features (§5.2).
+
+    Parameters
+    ----------
+    factor, target, test_factor, test_target
+        The reduced problem, as in :func:`lsspa_chain_lifts_qr`.
+    out : float64 (2**p,)
+        ``out[s] = ||ttilde||^2 - ||T theta_S - ttilde||^2`` for the subset S with bitmask
+        ``s`` (bit j = feature j); ``out[0] = 0``.
+
+    Returns
+    -------
+    out : float64 (2**p,)
+    """
+    p = factor.shape[1]
+    out[0] = 0.0
+    for s in range(1, 1 << p):
+        members = [j for j in range(p) if s >> j & 1]
+        theta, *_ = np.linalg.lstsq(factor[:, members], target, rcond=None)
+        residual = test_factor[:, members] @ theta - test_target
+        out[s] = test_target @ test_target - residual @ residual
     return out

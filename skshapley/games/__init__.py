@@ -1,6 +1,11 @@
 """Value functions v(S) on boolean coalition masks (DESIGN.md §4.2, ALGORITHMS.md §1)."""
 
 from skshapley.games._base import CallableGame, Game
+from skshapley.games._least_squares import (
+    LeastSquaresGame,
+    ReducedLeastSquares,
+    reduce_least_squares,
+)
 from skshapley.games._marginal import BaselineGame, MarginalGame
 from skshapley.games._response import (
     RESPONSE_METHODS,
@@ -15,10 +20,13 @@ __all__ = [
     "BaselineGame",
     "CallableGame",
     "Game",
+    "LeastSquaresGame",
     "MarginalGame",
     "RESPONSE_METHODS",
     "RKHSValueGame",
+    "ReducedLeastSquares",
     "UnanimityGame",
     "make_response_function",
+    "reduce_least_squares",
     "resolve_response_method",
 ]

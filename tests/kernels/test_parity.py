@@ -140,3 +140,115 @@ def test_philox_orders(backend, n, d, start):
     got = backend.philox_orders(2**63 + 12345, start, np.empty((n, d), dtype=np.int64))
     np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal(np.sort(expected, axis=1), np.tile(np.arange(d), (n, 1)))
+
+
+@pytest.mark.parametrize("d, n, order", [(1, 1, 2), (3, 257, 10), (20, 20_000, 15)])
+def test_moment_chunk(backend, rng, d, n, order):
+    # the last case is above PARALLEL_MIN_ELEMENTS, so the prange build runs too
+    from skshapley.backends._numpy import N_MOMENT_FIELDS
+
+    x = rng.normal(1000.0, 1.0, size=(d, n))
+    x[0, :: 7] = np.nan  # NaN skipped and counted
+    x[-1, 1::5] = 0.0  # atoms at zero
+    w = rng.random(n)
+    w[::11] = 0.0  # zero weights do not touch min/max
+    shape = (d, N_MOMENT_FIELDS + order)
+    expected = NUMPY.moment_chunk(x, w, order, np.empty(shape))
+    got = backend.moment_chunk(x, w, order, np.empty(shape))
+    # counts, exponents, min, max and atom weights exactly; sums to rtol 1e-12 of the
+    # scale W (each |M_hat_k| <= W because scaled deviations are at most 1)
+    for f in (2, 3, 4, 8, 9):
+        np.testing.assert_array_equal(got[:, f], expected[:, f])
+    np.testing.assert_allclose(got[:, [0, 5, 6, 7]], expected[:, [0, 5, 6, 7]], rtol=1e-12)
+    np.testing.assert_allclose(got[:, 1], expected[:, 1], rtol=1e-12)
+    scale = expected[:, :1]
+    np.testing.assert_allclose(got[:, N_MOMENT_FIELDS:] / np.maximum(scale, 1),
+                               expected[:, N_MOMENT_FIELDS:] / np.maximum(scale, 1),
+                               rtol=0, atol=1e-12)
+    # the reference itself: weighted central sums against a direct two-pass computation
+    keep = ~np.isnan(x[1]) & (w > 0) if d > 1 else ~np.isnan(x[0]) & (w > 0)
+    row = 1 if d > 1 else 0
+    v, wv = x[row][keep], w[keep]
+    if v.size:
+        mean = np.sum(wv * v) / wv.sum()
+        e = expected[row, 2]
+        m2 = np.sum(wv * (v - mean) ** 2) / 2.0 ** (2 * e)
+        if order >= 2:
+            np.testing.assert_allclose(expected[row, N_MOMENT_FIELDS + 1], m2, rtol=1e-9,
+                                       atol=1e-12 * wv.sum())
+
+
+@pytest.mark.parametrize("n, d, m", [(1, 1, 2), (500, 3, 7), (70_000, 4, 1000)])
+def test_interp_columns(backend, rng, n, d, m):
+    # bit-identical to np.interp: same bracket, same formula (no fastmath)
+    xp = np.sort(rng.normal(size=(d, m)), axis=1)
+    fp = np.linspace(0.0, 1.0, m)
+    X = rng.normal(scale=1.5, size=(n, d))
+    X[0, 0] = np.nan
+    if n > 3:
+        X[1, :] = xp[:, 0]  # exactly on knots and on the ends
+        X[2, :] = xp[:, -1]
+        X[3, :] = xp[:, m // 2]
+    expected = NUMPY.interp_columns(X, xp, fp, np.empty((n, d)))
+    got = backend.interp_columns(X, xp, fp, np.empty((n, d)))
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_arcsinh(backend, rng):
+    x = np.concatenate([rng.normal(size=1000), rng.standard_cauchy(1000) * 1e6,
+                        [0.0, -0.0, 1e-300, -1e-20, 1e200, -1.7e308, np.nan]])
+    expected = NUMPY.arcsinh(x, np.empty_like(x))
+    got = backend.arcsinh(x, np.empty_like(x))
+    np.testing.assert_allclose(got, expected, rtol=1e-15, atol=0)
+    assert np.isnan(got[-1])
+
+
+def _reduced_problem(rng, p, m):
+    """A random reduced LS-SPA problem (§5.3): upper-triangular factor, test factor."""
+    factor = np.triu(rng.normal(size=(p, p))) + 3 * np.eye(p)
+    return (factor, rng.normal(size=p), rng.normal(size=(m, p)), rng.normal(size=m))
+
+
+@pytest.mark.parametrize("n, p, m", [(1, 1, 1), (5, 2, 3), (40, 9, 9), (300, 12, 5), (64, 30, 30)])
+def test_lsspa_chain_lifts(backend, rng, n, p, m):
+    # (300, 12) and (64, 30) are above the parallel threshold, so the prange build runs too
+    factor, target, test_factor, test_target = _reduced_problem(rng, p, m)
+    orders = _orders(rng, n, p)
+    expected = NUMPY.lsspa_chain_lifts_qr(orders, factor, target, test_factor, test_target,
+                                          0.5, np.empty((n, p)))
+    got = backend.lsspa_chain_lifts_qr(orders, factor, target, test_factor, test_target, 0.5,
+                                       np.empty((n, p)))
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+    gram, cross = factor.T @ factor, factor.T @ target
+    for kernels in (NUMPY, backend):
+        status = np.full(n, -1, dtype=np.int64)
+        lifts = kernels.lsspa_chain_lifts_cholesky(orders, gram, cross, test_factor,
+                                                   test_target, 0.5, np.empty((n, p)), status)
+        np.testing.assert_array_equal(status, 0)
+        np.testing.assert_allclose(lifts, expected, rtol=1e-10, atol=1e-12)
+    # Lifts telescope: every row sums to half the test-residual drop of the full fit.
+    theta = np.linalg.solve(factor, target)
+    residual = test_factor @ theta - test_target
+    drop = test_target @ test_target - residual @ residual
+    np.testing.assert_allclose(expected.sum(axis=1), 0.5 * drop, rtol=1e-10)
+
+
+def test_lsspa_cholesky_flags_non_positive_pivots(backend):
+    gram = np.array([[1.0, 1.0], [1.0, 1.0]])  # singular: the second pivot is 0
+    orders = np.array([[0, 1], [1, 0]], dtype=np.int64)
+    for kernels in (NUMPY, backend):
+        status = np.full(2, -1, dtype=np.int64)
+        kernels.lsspa_chain_lifts_cholesky(orders, gram, np.ones(2), np.eye(2), np.ones(2),
+                                           1.0, np.empty((2, 2)), status)
+        np.testing.assert_array_equal(status, 1)
+
+
+@pytest.mark.parametrize("p, m", [(1, 1), (3, 2), (8, 8), (11, 4)])
+def test_lsspa_subset_gains(backend, rng, p, m):
+    factor, target, test_factor, test_target = _reduced_problem(rng, p, m)
+    expected = NUMPY.lsspa_subset_gains(factor, target, test_factor, test_target,
+                                        np.empty(1 << p))
+    got = backend.lsspa_subset_gains(factor, target, test_factor, test_target,
+                                     np.empty(1 << p))
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+    assert expected[0] == 0.0

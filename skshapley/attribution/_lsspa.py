@@ -1,0 +1,550 @@
+"""LS-SPA: Shapley attribution of a least-squares model's out-of-sample R² (ALGORITHMS.md §5;
+Bell, Devanathan and Boyd, "Efficient Shapley performance attribution for least-squares
+regression", Statistics and Computing, 2024)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from numbers import Real
+
+import numpy as np
+
+from skshapley.approximators._risk import (
+    ReplicateCovariance,
+    RunningCovariance,
+    feature_error_quantiles,
+    overall_error_quantile,
+    small_sample_inflation,
+)
+from skshapley.backends import get_backend
+from skshapley.games._least_squares import (
+    LeastSquaresGame,
+    check_alpha,
+    check_center,
+    check_positive_int,
+    choose_solver,
+    factor_rows,
+    reduce_factors,
+    subset_gains,
+)
+from skshapley.permutations import ArgsortSobol, MonteCarlo, PermutationSampler, SobolSphere
+from skshapley.permutations._sphere import zero_sum_basis
+from skshapley.utils import as_generator
+
+METHODS = ("auto", "exact", "permutation")
+SAMPLERS = ("argsort", "permutohedron", "sobol_sphere", "mc")
+# Subset enumeration stores 2^p values: 2^25 doubles are 256 MiB.
+EXACT_MAX_FEATURES = 25
+# Gaussian draws behind the overall error quantile (§3.4: D = 4096).
+RISK_DRAWS = 4096
+
+
+@dataclass(frozen=True)
+class AttributionResult:
+    """Shapley attribution of a model's out-of-sample R² (DESIGN.md §4.7).
+
+    Attributes
+    ----------
+    attribution : float64 (p,)
+        Estimated Shapley values S_j of the features; they sum to ``r2`` (efficiency).
+    r2 : float
+        Full-model out-of-sample R² (baseline: the training mean of y, §5.1), or the
+        pooled cross-validated R² when ``cv`` was given.
+    std_errors : float64 (p,)
+        Standard error of each attribution (0 when exact).
+    error_quantile : float
+        Estimated ``quantile_level`` quantile of ||S_hat - S||_2 (sigma_hat of the paper,
+        §3.4); 0 when exact.
+    attribution_errors : float64 (p,)
+        Per-feature error quantiles rho_hat_j (the paper's per-feature risk).
+    n_samples : int
+        Chains (orderings) evaluated; 0 when exact.
+    converged : bool
+        True when exact, or when ``error_quantile < tol``.
+    theta : float64 (p,)
+        Full-model coefficients in the original units (ridge when alpha > 0), as
+        ``LinearRegression``/``Ridge(alpha)`` would fit.
+    intercept : float
+        ``y_mean - x_mean @ theta`` (0 when ``center=False``).
+    history : float64 (n_checks, p) or None
+        Running estimate after each check (with ``return_history=True``).
+    error_history : tuple of float
+        ``error_quantile`` after each check.
+    samples_history : tuple of int
+        Chains used at each check.
+    method : str
+        "exact" or "permutation".
+    sampler : str or None
+    n_draws : int
+        Independent draws behind the error estimates (chains, antithetic pairs or RQMC
+        replicates, §3.6).
+    alpha : float
+        The ridge penalty used (sklearn convention; the paper's lambda is
+        ``alpha / n_train``), the one chosen from ``alphas`` if given.
+    alpha_scores : dict or None
+        Cross-validated MSE of each candidate in ``alphas``.
+    quantile_level : float
+    risk_is_heuristic : bool
+        True when the error estimates apply i.i.d. formulas to dependent draws (a single
+        QMC stream or user-given orderings, §3.6).
+    """
+
+    attribution: np.ndarray
+    r2: float
+    std_errors: np.ndarray
+    error_quantile: float
+    attribution_errors: np.ndarray
+    n_samples: int
+    converged: bool
+    theta: np.ndarray
+    intercept: float = 0.0
+    history: np.ndarray | None = None
+    error_history: tuple = field(default_factory=tuple)
+    samples_history: tuple = field(default_factory=tuple)
+    method: str = "exact"
+    sampler: str | None = None
+    n_draws: int = 0
+    alpha: float = 0.0
+    alpha_scores: dict | None = None
+    quantile_level: float = 0.95
+    risk_is_heuristic: bool = False
+
+    def __repr__(self):
+        return (f"AttributionResult(method={self.method!r}, r2={self.r2:.6g}, "
+                f"attribution={np.array2string(self.attribution, precision=4)}, "
+                f"error_quantile={self.error_quantile:.3g}, n_samples={self.n_samples}, "
+                f"converged={self.converged})")
+
+
+class PermutohedronNormal(PermutationSampler):
+    """Permutohedron QMC as in the authors' code (§5.8): normal QMC points of R^{p-1}
+    (Box-Muller on scrambled Sobol), normalised, mapped to the sum-zero hyperplane of R^p
+    by the Helmert basis, argsorted. Each row is uniform by symmetry. ``replicates`` R >= 2
+    gives R independent scramblings read round-robin (RQMC, §3.6).
+
+    Examples
+    --------
+    >>> from skshapley.attribution import PermutohedronNormal
+    >>> PermutohedronNormal(4, rng=0).random(2).shape
+    (2, 4)
+    """
+
+    block_size = None
+
+    def __init__(self, n_players, *, rng=None, replicates=None):
+        from scipy.stats import qmc
+
+        super().__init__(n_players, rng=rng)
+        self.replicates = replicates
+        seeds = self.rng.spawn(replicates) if replicates else [self.rng]
+        dim = max(n_players - 1, 1)
+        self._engines = [qmc.MultivariateNormalQMC(np.zeros(dim), inv_transform=False,
+                                                   seed=seed) for seed in seeds]
+        self._basis = zero_sum_basis(n_players) if n_players >= 2 else None
+
+    def _reset_state(self):
+        for engine in self._engines:
+            engine.reset()
+
+    def _random(self, n):
+        import warnings
+
+        d = self.n_players
+        if d == 1:
+            return np.zeros((n, 1), dtype=np.int64)
+        count = len(self._engines)
+        rows = np.arange(self.num_generated, self.num_generated + n) % count
+        points = np.empty((n, d - 1))
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="The balance properties of Sobol")
+            for r, engine in enumerate(self._engines):
+                mine = rows == r
+                if mine.any():
+                    points[mine] = engine.random(int(mine.sum()))
+        points /= np.linalg.norm(points, axis=1, keepdims=True)
+        return np.argsort(points @ self._basis, axis=1, kind="stable").astype(np.int64)
+
+
+def _make_sampler(sampler, p, rng, replicates):
+    if isinstance(sampler, PermutationSampler):
+        if sampler.n_players != p:
+            raise ValueError(f"sampler {sampler!r} draws orderings of {sampler.n_players} "
+                             f"features; the data have {p}.")
+        return sampler, getattr(sampler, "replicates", None), type(sampler).__name__
+    if sampler not in SAMPLERS:
+        raise ValueError(f"The 'sampler' parameter must be one of {list(SAMPLERS)}, a "
+                         f"PermutationSampler or an int array of orderings (n, {p}); got "
+                         f"{sampler!r}.")
+    if sampler == "mc":
+        return MonteCarlo(p, rng=rng), None, sampler
+    if replicates is not None and replicates < 2:
+        replicates = None  # a single stream: i.i.d. formulas, flagged heuristic (§3.6)
+    cls = {"argsort": ArgsortSobol, "permutohedron": PermutohedronNormal,
+           "sobol_sphere": SobolSphere}[sampler]
+    instance = cls(p, rng=rng, replicates=replicates)
+    return instance, getattr(instance, "replicates", None), sampler
+
+
+class _FixedOrders(PermutationSampler):
+    """User-given orderings, served in order (as ``ls-spa``'s ``perms=array``)."""
+
+    def __init__(self, orders):
+        super().__init__(orders.shape[1], rng=0)
+        self._orders = orders
+
+    def _random(self, n):
+        start = self.num_generated
+        return self._orders[start:start + n]
+
+
+def _check_orders(orders, p):
+    orders = np.asarray(orders)
+    if orders.ndim != 2 or orders.shape[1] != p or not np.issubdtype(orders.dtype, np.integer):
+        raise ValueError(f"An array 'sampler' must hold integer orderings of shape (n, {p}); "
+                         f"got shape {orders.shape} and dtype {orders.dtype}.")
+    if not (np.sort(orders, axis=1) == np.arange(p)).all():
+        raise ValueError(f"Every row of the 'sampler' array must be a permutation of 0..{p - 1}.")
+    return np.ascontiguousarray(orders, dtype=np.int64)
+
+
+class _Problem:
+    """One or several reduced problems (CV folds) scored together: lifts and values are
+    sums of test-residual drops over the problems divided by the summed ||y||^2 (§5.10)."""
+
+    def __init__(self, reduced_list, solver):
+        self.reduced = reduced_list
+        self.denominator = float(sum(r.test_norm2 for r in reduced_list))
+        self.solvers = [choose_solver(r, solver) for r in reduced_list]
+        self.games = [LeastSquaresGame(reduced=r, solver=s)
+                      for r, s in zip(reduced_list, self.solvers, strict=True)]
+        self.kernels = get_backend()
+
+    @property
+    def n_features(self):
+        return self.reduced[0].n_features
+
+    def lifts(self, orders):
+        total = None
+        for game in self.games:
+            part = game.chain_lifts(orders, scale=1.0 / self.denominator)
+            total = part if total is None else total + part
+        return total
+
+    def full_r2(self):
+        return sum(r.full_gain() for r in self.reduced) / self.denominator
+
+    def all_values(self):
+        total = sum(subset_gains(r, self.kernels) for r in self.reduced)
+        return total / self.denominator
+
+
+def _cv_reductions(X, y, cv, alpha, center, reduction):
+    from sklearn.model_selection import check_cv
+
+    from skshapley.games._least_squares import _as_float_block
+
+    X, y = _as_float_block(X, y, "train")
+    splitter = check_cv(cv)
+    reduced = []
+    for train_rows, valid_rows in splitter.split(X, y):
+        train = factor_rows((X[train_rows], y[train_rows]), "train", reduction)
+        valid = factor_rows((X[valid_rows], y[valid_rows]), "test", reduction,
+                            n_features=X.shape[1])
+        reduced.append(reduce_factors(train, valid, alpha=alpha, center=center))
+    if len(reduced) < 2:
+        raise ValueError(f"The 'cv' parameter must give at least 2 folds; got {cv!r}.")
+    return reduced
+
+
+def _select_alpha(X, y, alphas, cv, center, reduction):
+    """Candidate with the lowest pooled CV validation MSE of the full model (§5.11): one
+    SVD of each fold's reduced factor serves every candidate."""
+    from sklearn.model_selection import check_cv
+
+    from skshapley.games._least_squares import _as_float_block
+
+    try:
+        candidates = [check_alpha(a) for a in alphas]
+    except TypeError:
+        raise ValueError(f"The 'alphas' parameter must be a list of numbers >= 0; got "
+                         f"{alphas!r}.") from None
+    if not candidates:
+        raise ValueError("The 'alphas' parameter must not be empty.")
+    X, y = _as_float_block(X, y, "train")
+    errors = np.zeros(len(candidates))
+    for train_rows, valid_rows in check_cv(5 if cv is None else cv).split(X, y):
+        train = factor_rows((X[train_rows], y[train_rows]), "train", reduction)
+        valid = factor_rows((X[valid_rows], y[valid_rows]), "test", reduction,
+                            n_features=X.shape[1])
+        base = reduce_factors(train, valid, alpha=0.0, center=center, check_rank=False)
+        u, s, vt = np.linalg.svd(base.factor)
+        projected = u.T @ base.target
+        for i, a in enumerate(candidates):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                shrink = np.where(s > 0, s / (s * s + a), 0.0)
+            theta = vt.T @ (shrink * projected)
+            residual = base.test_factor @ theta - base.test_target
+            errors[i] += residual @ residual + (base.test_norm2 - base.test_target
+                                                @ base.test_target)
+    best = int(np.argmin(errors))
+    return candidates[best], dict(zip(candidates, (errors / X.shape[0]).tolist(),
+                                      strict=True))
+
+
+def lsspa(X_train, X_test=None, y_train=None, y_test=None, *, alpha=0.0, method="auto",
+          sampler="argsort", replicates=16, antithetic=False, max_samples=2**13, tol=1e-2,
+          batch_size=256, quantile_level=0.95, cv=None, alphas=None, center=True,
+          reduction="tsqr", solver="auto", random_state=None, return_history=False):
+    """Shapley attribution of a least-squares model's out-of-sample R² (LS-SPA).
+
+    The players are the features, and the value of a set S of features is the test R² of
+    the model refit on S alone (ALGORITHMS.md §5.1). The data are reduced once to p x p
+    factors (§5.3, streamed for large data, §5.12); each sampled chain then costs one
+    O(p^3) factorisation that yields all p lifts at once (§5.4), in batches on the
+    configured backend. Small p is enumerated exactly over the 2^p subsets (§5.2).
+
+    Parameters
+    ----------
+    X_train : array-like (N, p), or an iterable of (X_block, y_block) pairs
+        Training data. An iterable (with ``y_train=None``) is read once, block by block,
+        in O(p^2) memory beyond the block (float64 accumulation).
+    X_test : array-like (M, p), or an iterable of (X_block, y_block) pairs
+        Test data (``M < p`` is allowed). None with ``cv``.
+    y_train, y_test : array-like (N,), (M,), or None with iterables
+    alpha : float, default=0
+        Ridge penalty in scikit-learn's convention: the model minimises
+        ``||X theta - y||^2 + alpha ||theta||^2`` on the centred data, as
+        ``Ridge(alpha=alpha)``. The paper's (and ``ls-spa``'s ``reg``) lambda minimises
+        ``(1/N) ||X theta - y||^2 + lambda ||theta||^2``, so ``alpha = N * lambda``
+        (§5.7). The test metric is unregularised.
+    method : {"auto", "exact", "permutation"}, default="auto"
+        "exact" enumerates all 2^p subsets (p <= 25); "auto" does so when
+        ``2**p <= max_samples * p`` (enumeration then costs less than the sampling
+        budget), else samples chains.
+    sampler : {"argsort", "permutohedron", "sobol_sphere", "mc"}, PermutationSampler or int
+        array (n, p), default="argsort"
+        "argsort": argsort of scrambled Sobol points (the paper's QMC, §5.8);
+        "permutohedron": the authors' code's permutohedron QMC (normal QMC on the sphere,
+        Helmert basis); "sobol_sphere": the area-preserving construction of Mitchell et
+        al. (:class:`skshapley.permutations.SobolSphere`); "mc": i.i.d. uniform orderings.
+        An array gives the chains to use (``max_samples`` becomes its length).
+    replicates : int or None, default=16
+        Independent randomisations R of a QMC sampler. Their means are the draws of the
+        error estimate (§3.6), so the error bars are honest; None (or 1) uses one stream
+        and i.i.d. formulas (``risk_is_heuristic=True``, as ``ls-spa`` does).
+    antithetic : bool, default=False
+        Pair every chain with its reverse and average the two lift vectors (one draw, or
+        one point of a QMC replicate).
+    max_samples : int, default=8192
+        Maximum number of chains (an antithetic pair counts two).
+    tol : float or None, default=0.01
+        Stop once the estimated ``quantile_level`` quantile of ||S_hat - S||_2 is below
+        ``tol`` (checked every ``batch_size`` chains; R² units). None: use all samples.
+    batch_size : int, default=256
+        Chains between two checks of the stopping rule (RQMC: rounded up to whole rounds
+        of ``replicates`` times a power of two points, keeping each replicate's Sobol
+        prefix balanced).
+    quantile_level : float, default=0.95
+    cv : int, cross-validation generator or iterable, optional
+        Attribute the pooled cross-validated R² on the training data instead of the test
+        R² (§5.10): ``1 - sum_f ||X_f theta^(-f) - y_f||^2 / sum_f ||y_f||^2`` with each
+        fold centred by its training complement's means. ``X_test``/``y_test`` must be None.
+    alphas : sequence of float, optional
+        Ridge candidates; the one with the lowest cross-validated MSE of the full model
+        (``cv`` folds, default 5) is used for every subset (§5.11, never re-tuned per
+        subset). Reported as ``result.alpha``.
+    center : bool, default=True
+        Centre with the training means (a model with intercept). False reproduces
+        ``ls-spa``, which fits no intercept and centres nothing.
+    reduction : {"tsqr", "gram"}, default="tsqr"
+        Reduction of the data: streaming Householder QR (stable) or Gram matrix + Cholesky
+        (faster, squares the condition number).
+    solver : {"auto", "qr", "cholesky"}, default="auto"
+        Per-chain factorisation (§5.4): Householder QR of the permuted factor (4p^3/3 flops)
+        or Cholesky of the permuted Gram (p^3/3); "auto" uses Cholesky while the Gram's
+        condition number is below 1e8.
+    random_state : None, int, Generator or RandomState
+        Seeds the orderings and, separately, the Gaussian draws of the error estimate.
+    return_history : bool, default=False
+        Keep the running estimate after each check in ``result.history``.
+
+    Returns
+    -------
+    AttributionResult
+
+    Raises
+    ------
+    ValueError
+        Mismatched columns, NaN or infinite values, fewer training rows than features or a
+        constant or collinear column (with ``alpha=0``), unknown option values.
+
+    See Also
+    --------
+    skshapley.games.LeastSquaresGame : the value function, for other approximators.
+
+    Notes
+    -----
+    The R² baseline is the prediction ``mean(y_train)``, not ``mean(y_test)`` as in
+    ``sklearn.metrics.r2_score``; ``v(empty) = 0`` and ``attribution.sum() == r2``.
+
+    References
+    ----------
+    .. [1] L. Bell, N. Devanathan and S. Boyd, "Efficient Shapley performance attribution
+       for least-squares regression", Statistics and Computing 34, 2024 (Algorithm 3.1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skshapley.attribution import lsspa
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 3)); y = X @ [2.0, 1.0, 0.0] + rng.normal(size=200)
+    >>> result = lsspa(X[:150], X[150:], y[:150], y[150:])
+    >>> bool(np.isclose(result.attribution.sum(), result.r2)), result.method
+    (True, 'exact')
+    """
+    alpha = check_alpha(alpha)
+    center = check_center(center)
+    if method not in METHODS:
+        raise ValueError(f"The 'method' parameter must be one of {list(METHODS)}; got "
+                         f"{method!r}.")
+    max_samples = check_positive_int(max_samples, "max_samples", 2)
+    batch_size = check_positive_int(batch_size, "batch_size", 1)
+    if tol is not None and (isinstance(tol, bool) or not isinstance(tol, Real)
+                            or not (np.isfinite(tol) and tol > 0)):
+        raise ValueError(f"The 'tol' parameter must be a positive number or None; got {tol!r}.")
+    if not isinstance(quantile_level, Real) or not 0.0 < quantile_level < 1.0:
+        raise ValueError(f"The 'quantile_level' parameter must be in (0, 1); got "
+                         f"{quantile_level!r}.")
+    if replicates is not None:
+        replicates = check_positive_int(replicates, "replicates", 1)
+    if not isinstance(antithetic, (bool, np.bool_)):
+        raise ValueError(f"The 'antithetic' parameter must be True or False; got "
+                         f"{antithetic!r}.")
+
+    streaming = y_train is None
+    alpha_scores = None
+    if alphas is not None:
+        if streaming:
+            raise ValueError("The 'alphas' parameter needs in-memory training data (its "
+                             "cross-validation splits rows); got an iterable X_train.")
+        alpha, alpha_scores = _select_alpha(X_train, y_train, alphas, cv, center, reduction)
+    if cv is not None:
+        if streaming:
+            raise ValueError("The 'cv' parameter needs in-memory training data; got an "
+                             "iterable X_train.")
+        if X_test is not None or y_test is not None:
+            raise ValueError("X_test and y_test must be None when 'cv' is set: the "
+                             "cross-validated metric scores the training folds.")
+        reductions = _cv_reductions(X_train, y_train, cv, alpha, center, reduction)
+        full = reduce_factors(factor_rows((X_train, y_train), "train", reduction),
+                              factor_rows((X_train, y_train), "test", reduction),
+                              alpha=alpha, center=center)
+    else:
+        if X_test is None:
+            raise ValueError("X_test is required unless 'cv' is set.")
+        if (y_test is None) != streaming:
+            raise ValueError("y_train and y_test must both be arrays, or both None with "
+                             "iterables of (X_block, y_block) pairs as X_train and X_test.")
+        train = factor_rows(X_train if streaming else (X_train, y_train), "train", reduction)
+        test = factor_rows(X_test if streaming else (X_test, y_test), "test", reduction,
+                           n_features=train.n_features)
+        full = reduce_factors(train, test, alpha=alpha, center=center)
+        reductions = [full]
+    problem = _Problem(reductions, solver)
+    p = problem.n_features
+    theta = full.coefficients()
+    intercept = float(full.y_mean - full.x_mean @ theta)
+    r2 = float(problem.full_r2())
+    common = dict(theta=theta, intercept=intercept, alpha=alpha, alpha_scores=alpha_scores,
+                  quantile_level=float(quantile_level))
+
+    orders_given = not isinstance(sampler, (str, PermutationSampler))
+    if method == "auto":
+        exact = (not orders_given and p <= EXACT_MAX_FEATURES
+                 and 2.0**p <= float(max_samples) * p)
+        method = "exact" if exact else "permutation"
+    if method == "exact":
+        if p > EXACT_MAX_FEATURES:
+            raise ValueError(f"method='exact' enumerates 2**{p} subsets for p={p} features, "
+                             f"above the limit of {EXACT_MAX_FEATURES}; use "
+                             "method='permutation'.")
+        values = problem.all_values()
+        phi = np.empty((p, 1))
+        problem.kernels.exact_shapley_from_values(np.ascontiguousarray(values[:, None]), p, phi)
+        zeros = np.zeros(p)
+        return AttributionResult(
+            attribution=phi[:, 0], r2=float(values[-1]), std_errors=zeros,
+            error_quantile=0.0, attribution_errors=zeros.copy(), n_samples=0,
+            converged=True, method="exact", **common)
+
+    sampler_rng, risk_rng = as_generator(random_state).spawn(2)
+    if orders_given:
+        orders = _check_orders(sampler, p)
+        max_samples = orders.shape[0] * (2 if antithetic else 1)
+        stream, reps, sampler_name = _FixedOrders(orders), None, "array"
+    else:
+        stream, reps, sampler_name = _make_sampler(sampler, p, sampler_rng, replicates)
+    unit = 2 if antithetic else 1
+    points_max = max_samples // unit
+    if reps:
+        # Whole rounds of one point per replicate, checked at powers-of-two multiples.
+        block = 1 << max(0, int(np.ceil(np.log2(max(1, batch_size // (unit * reps))))))
+        points_per_check = reps * block
+        points_max = points_max // reps * reps
+        if points_max < reps:
+            raise ValueError(f"max_samples={max_samples} buys fewer chains than the "
+                             f"{reps} replicates of the sampler; increase max_samples to at "
+                             f"least {reps * unit} or lower replicates.")
+        tracker = ReplicateCovariance(p, reps)
+    else:
+        points_per_check = max(1, batch_size // unit)
+        tracker = RunningCovariance(p)
+    risk_is_heuristic = reps is None and (orders_given or sampler_name != "mc"
+                                          and getattr(stream, "block_size", 1) is None)
+
+    total = np.zeros(p)
+    points_done = 0
+    history, error_history, samples_history = [], [], []
+    error = np.inf
+    converged = False
+    while points_done < points_max:
+        n_points = min(points_per_check, points_max - points_done)
+        orders = stream.random(n_points)
+        if antithetic:
+            chains = np.empty((2 * n_points, p), dtype=np.int64)
+            chains[0::2] = orders
+            chains[1::2] = orders[:, ::-1]
+            draws = problem.lifts(chains).reshape(n_points, 2, p).mean(axis=1)
+        else:
+            draws = problem.lifts(orders)
+        total += draws.sum(axis=0)
+        if reps:
+            tracker.update(draws.reshape(-1, reps, p))
+        else:
+            tracker.update(draws)
+        points_done += n_points
+        if return_history:
+            history.append(total / points_done)
+        n_draws = reps or tracker.n
+        if n_draws >= 2:
+            normal_draws = risk_rng.standard_normal((RISK_DRAWS, p))
+            error = overall_error_quantile(tracker.estimate_covariance(), quantile_level,
+                                           normal_draws=normal_draws)
+            error *= small_sample_inflation(n_draws, quantile_level)
+        error_history.append(float(error))
+        samples_history.append(points_done * unit)
+        if tol is not None and error < tol:
+            converged = True
+            break
+    attribution = total / points_done
+    std_errors = tracker.std_errors()
+    n_draws = reps or tracker.n
+    attribution_errors = feature_error_quantiles(std_errors, quantile_level) * (
+        small_sample_inflation(n_draws, quantile_level) if n_draws >= 2 else np.inf)
+    return AttributionResult(
+        attribution=attribution, r2=r2, std_errors=std_errors, error_quantile=float(error),
+        attribution_errors=attribution_errors, n_samples=points_done * unit,
+        converged=converged, history=np.array(history) if return_history else None,
+        error_history=tuple(error_history), samples_history=tuple(samples_history),
+        method="permutation", sampler=sampler_name, n_draws=int(n_draws),
+        risk_is_heuristic=bool(risk_is_heuristic), **common)

@@ -1,0 +1,581 @@
+"""MomentQuantileTransformer: quantile normalisation and binning from moment sketches.
+
+ALGORITHMS.md §7.7. The fitted state is a handful of numbers per feature that streams
+(``partial_fit``) and merges (``merge``, :func:`fit_dask`); quantiles are solved lazily
+from it and then used exactly like scikit-learn's ``QuantileTransformer`` uses its
+empirical quantiles.
+"""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from scipy import stats
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from skshapley.backends import get_backend
+from skshapley.sketch._moments import MomentSketch
+from skshapley.sketch._solvers import exact_quantiles, scaled_moments, solve_quantiles
+from skshapley.utils._sklearn_compat import (
+    Interval,
+    StrOptions,
+    check_feature_names_in,
+    fit_context,
+    validate_data,
+)
+
+__all__ = ["MomentQuantileTransformer", "fit_dask"]
+
+BOUNDS_THRESHOLD = 1e-7  # as sklearn.preprocessing._data
+_AUTO_RATIO = 4.0
+_STATE = ("sketch_", "sketch_arcsinh_", "n_rows_seen_")
+
+
+class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
+    """Quantile transformer (and quantile binner) fitted from mergeable moment sketches.
+
+    Like :class:`sklearn.preprocessing.QuantileTransformer`, each feature is mapped
+    through its estimated CDF to a uniform or normal output, but the fit keeps only a
+    moment sketch per feature (``n_moments + 10`` doubles, plus an exact value table while
+    the feature has at most ``exact_threshold`` distinct values or ``small_n`` rows). It
+    therefore supports ``partial_fit``, ``merge`` across workers and :func:`fit_dask`,
+    and fitting costs one pass over the data.
+
+    Parameters
+    ----------
+    n_quantiles : int, default=1000
+        Number of tabulated quantiles (capped at the number of rows seen, as sklearn).
+    output_distribution : {"uniform", "normal"}, default="uniform"
+    n_moments : int, default=10
+        Order ``l`` of the sketch (1-20; above 15 is beyond the validated range).
+    solver : {"maxent", "legendre", "cosine"}, default="maxent"
+        Density solver; ``"cosine"`` needs ``bounds``. Max-ent falls back to lower
+        orders, then Legendre, then the uniform density (``solver_used_``).
+    input_transform : {"auto", "none", "arcsinh"}, default="auto"
+        ``"auto"`` keeps a raw and an arcsinh sketch and picks per feature.
+    exact_threshold : int, default=64
+        Features with at most this many distinct values are handled exactly.
+    small_n : int, default=1000
+        Features with at most this many rows are handled exactly too.
+    track_atoms : bool, default=True
+        Model the exact weights at the minimum, maximum and 0 as point masses.
+    n_bins : int, optional
+        If set, ``transform`` returns quantile bins (edges ``bin_edges_``).
+    encode : {"ordinal", "onehot-dense"}, default="ordinal"
+        Output of the binning (``"onehot"`` is accepted as a dense alias).
+    bounds : array-like of shape (n_features, 2), optional
+        Fixed value bounds, required by ``solver="cosine"``.
+    n_grid : int, default=1024
+        Quadrature nodes of the max-ent solver.
+    tol : float, default=1e-9
+        Newton stopping tolerance (RMS gradient).
+    max_iter : int, default=100
+        Newton iteration cap per order.
+
+    Attributes
+    ----------
+    sketch_ : MomentSketch
+        Raw-value sketch of all features (holds the exact tables).
+    sketch_arcsinh_ : MomentSketch or None
+        Sketch of ``arcsinh(X)`` when ``input_transform`` is ``"auto"`` or ``"arcsinh"``.
+    n_samples_seen_ : ndarray of shape (n_features,)
+        Weight of the finite values seen per feature.
+    n_quantiles_, references_, quantiles_ : as in QuantileTransformer
+    order_used_, solver_used_, transform_used_, converged_ : per-feature solver record
+    n_iter_ : int
+        Most Newton iterations over the features (0 when no feature needed a solve).
+    n_iter_per_feature_ : ndarray of shape (n_features,)
+    bin_edges_ : ndarray of object arrays, when ``n_bins`` is set
+    n_features_in_, feature_names_in_ : as usual
+
+    Notes
+    -----
+    NaN is ignored in fitting and passed through ``transform`` as NaN; infinite values
+    raise ``ValueError``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skshapley.preprocessing import MomentQuantileTransformer
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.lognormal(size=(20_000, 2))
+    >>> mqt = MomentQuantileTransformer().fit(X[:10_000]).partial_fit(X[10_000:])
+    >>> u = mqt.transform(X)
+    >>> bool(abs(np.median(u) - 0.5) < 0.01)
+    True
+    """
+
+    _parameter_constraints = {
+        "n_quantiles": [Interval(Integral, 1, None, closed="left")],
+        "output_distribution": [StrOptions({"uniform", "normal"})],
+        "n_moments": [Interval(Integral, 1, 20, closed="both")],
+        "solver": [StrOptions({"maxent", "legendre", "cosine"})],
+        "input_transform": [StrOptions({"auto", "none", "arcsinh"})],
+        "exact_threshold": [Interval(Integral, 0, None, closed="left")],
+        "small_n": [Interval(Integral, 0, None, closed="left")],
+        "track_atoms": ["boolean"],
+        "n_bins": [Interval(Integral, 2, None, closed="left"), None],
+        "encode": [StrOptions({"ordinal", "onehot", "onehot-dense"})],
+        "bounds": ["array-like", None],
+        "n_grid": [Interval(Integral, 16, 16_384, closed="both")],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, *, n_quantiles=1000, output_distribution="uniform", n_moments=10,
+                 solver="maxent", input_transform="auto", exact_threshold=64, small_n=1000,
+                 track_atoms=True, n_bins=None, encode="ordinal", bounds=None, n_grid=1024,
+                 tol=1e-9, max_iter=100):
+        self.n_quantiles = n_quantiles
+        self.output_distribution = output_distribution
+        self.n_moments = n_moments
+        self.solver = solver
+        self.input_transform = input_transform
+        self.exact_threshold = exact_threshold
+        self.small_n = small_n
+        self.track_atoms = track_atoms
+        self.n_bins = n_bins
+        self.encode = encode
+        self.bounds = bounds
+        self.n_grid = n_grid
+        self.tol = tol
+        self.max_iter = max_iter
+
+    # ------------------------------------------------------------- fitting
+    def _check_settings(self):
+        if self.solver == "cosine" and self.bounds is None:
+            raise ValueError("solver='cosine' requires bounds=[(low, high), ...] per feature; "
+                             "set bounds or use solver='maxent'.")
+        if self.n_moments > 15:
+            warnings.warn(f"n_moments={self.n_moments} is beyond the validated range "
+                          "(<= 15).", UserWarning, stacklevel=3)
+
+    def _new_sketches(self, d):
+        bounds = None
+        if self.bounds is not None:
+            bounds = np.asarray(self.bounds, dtype=np.float64).reshape(-1, 2)
+            if bounds.shape[0] != d:
+                raise ValueError(f"bounds has {bounds.shape[0]} rows but X has {d} features.")
+        # the raw sketch always exists: it holds the exact tables, which must not pass
+        # through arcsinh and back (round-off would break exactness)
+        raw = MomentSketch(self.n_moments, d, exact_threshold=self.exact_threshold,
+                           small_n=self.small_n, bounds=bounds)
+        asinh = None
+        if self.input_transform in ("auto", "arcsinh") and self.solver != "cosine":
+            asinh = MomentSketch(self.n_moments, d, transform="arcsinh", exact_threshold=0,
+                                 small_n=0)
+        return raw, asinh
+
+    def _ingest(self, X, sample_weight, state):
+        raw, asinh, n_rows = state
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
+            if sample_weight.shape[0] != X.shape[0]:
+                raise ValueError(f"sample_weight has {sample_weight.shape[0]} entries but X "
+                                 f"has {X.shape[0]} rows.")
+            if not np.all(np.isfinite(sample_weight)) or np.any(sample_weight < 0):
+                raise ValueError("sample_weight must be finite and non-negative.")
+            if sample_weight.size and not np.any(sample_weight > 0):
+                raise ValueError("sample_weight is zero for every row: at least one row "
+                                 "needs a positive weight.")
+            rows = float(sample_weight.sum())
+        else:
+            rows = float(X.shape[0])
+        # validate everything first, then update: a failed call changes nothing
+        raw._validate(X, sample_weight)
+        raw.update(X, sample_weight)
+        if asinh is not None:
+            asinh.update(X, sample_weight)
+        return raw, asinh, n_rows + rows
+
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, sample_weight=None):
+        """Sketch every feature of ``X`` (one pass) and solve for the quantiles."""
+        X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan",
+                          reset=True)
+        self._check_settings()
+        state = self._ingest(X, sample_weight, (*self._new_sketches(X.shape[1]), 0))
+        self._set_state(state)
+        self._ensure_solved()
+        return self
+
+    def partial_fit(self, X, y=None, sample_weight=None):
+        """Add a batch of rows; equals ``fit`` on the concatenation to round-off."""
+        first = not hasattr(self, "sketch_")
+        if first:
+            self._validate_params()
+        X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan",
+                          reset=first)
+        self._check_settings()
+        if first:
+            state = (*self._new_sketches(X.shape[1]), 0)
+        else:
+            state = (self.sketch_.copy(),
+                     None if self.sketch_arcsinh_ is None else self.sketch_arcsinh_.copy(),
+                     self.n_rows_seen_)
+        self._set_state(self._ingest(X, sample_weight, state))
+        return self
+
+    def merge(self, other):
+        """Merge the sketches of another fitted transformer (same settings) into this one."""
+        check_is_fitted(self)
+        check_is_fitted(other)
+        if not isinstance(other, MomentQuantileTransformer):
+            raise TypeError(f"can only merge a MomentQuantileTransformer, not "
+                            f"{type(other).__name__}.")
+        for name in ("n_moments", "input_transform", "solver"):
+            if getattr(self, name) != getattr(other, name):
+                raise ValueError(f"cannot merge: {name}={getattr(self, name)!r} here but "
+                                 f"{getattr(other, name)!r} in other.")
+        if self.n_features_in_ != other.n_features_in_:
+            raise ValueError(f"cannot merge: n_features_in_={self.n_features_in_} here but "
+                             f"{other.n_features_in_} in other.")
+        raw = self.sketch_.copy().merge(other.sketch_)
+        asinh = None if self.sketch_arcsinh_ is None else \
+            self.sketch_arcsinh_.copy().merge(other.sketch_arcsinh_)
+        self._set_state((raw, asinh, self.n_rows_seen_ + other.n_rows_seen_))
+        return self
+
+    def _set_state(self, state):
+        self.sketch_, self.sketch_arcsinh_, self.n_rows_seen_ = state
+        self._solved = None
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "sketch_")
+
+    # ------------------------------------------------------------- solving
+    def _choose_transform(self):
+        d = self.sketch_.n_features
+        if self.sketch_arcsinh_ is None:
+            return np.array(["none"] * d, dtype=object)
+        if self.input_transform == "arcsinh":
+            return np.array(["arcsinh"] * d, dtype=object)
+        raw, asinh = self.sketch_, self.sketch_arcsinh_
+        mu_raw = scaled_moments(raw.weight, raw.mean, raw.exp2, raw.m_hat, raw.min, raw.max)
+        mu_asinh = scaled_moments(asinh.weight, asinh.mean, asinh.exp2, asinh.m_hat,
+                                  asinh.min, asinh.max)
+        with np.errstate(invalid="ignore"):
+            var_raw = mu_raw[:, 2] - mu_raw[:, 1] ** 2 if raw.order >= 2 else np.ones(d)
+            var_asinh = mu_asinh[:, 2] - mu_asinh[:, 1] ** 2 if raw.order >= 2 else np.ones(d)
+            resolution = (asinh.max - asinh.min) >= 1e-6 * np.maximum(np.abs(asinh.min),
+                                                                       np.abs(asinh.max))
+            pick = (var_asinh >= _AUTO_RATIO * var_raw) & resolution
+        return np.where(pick, "arcsinh", "none").astype(object)
+
+    def _ensure_solved(self):
+        if getattr(self, "_solved", None) is not None:
+            return self._solved
+        raw = self.sketch_
+        d = raw.n_features
+        # as sklearn (rows seen; with sample weights, their sum, so that integer weights
+        # and repeated rows agree)
+        n_quantiles = max(1, min(self.n_quantiles, int(round(self.n_rows_seen_))))
+        references = np.linspace(0, 1, n_quantiles, endpoint=True)
+        transforms = self._choose_transform()
+        quantiles = np.empty((n_quantiles, d))
+        orders = np.zeros(d, dtype=np.int64)
+        solvers = np.empty(d, dtype=object)
+        converged = np.zeros(d, dtype=bool)
+        n_iter = np.zeros(d, dtype=np.int64)
+        options = {"solver": self.solver, "n_grid": self.n_grid, "tol": self.tol,
+                   "max_iter": self.max_iter, "track_atoms": self.track_atoms}
+        for j in range(d):
+            if not raw.weight[j] > 0:
+                quantiles[:, j] = np.nan
+                solvers[j], converged[j] = "empty", False
+                continue
+            if raw.exact[j]:
+                sketch = raw
+            else:
+                sketch = self.sketch_arcsinh_ if transforms[j] == "arcsinh" else raw
+            q, info = solve_quantiles(sketch, j, references, **options)
+            if info["solver"] == "exact":
+                transforms[j] = "none"
+            quantiles[:, j] = np.maximum.accumulate(q)
+            orders[j], solvers[j], converged[j] = info["order"], info["solver"], \
+                info["converged"]
+            n_iter[j] = info["n_iter"]
+        quantiles = np.clip(quantiles, raw.min, raw.max)
+        solved = {"quantiles_": quantiles, "references_": references,
+                  "n_quantiles_": n_quantiles, "order_used_": orders, "solver_used_": solvers,
+                  "transform_used_": transforms, "converged_": converged,
+                  "n_iter_": int(n_iter.max(initial=0)), "n_iter_per_feature_": n_iter}
+        if self.n_bins is not None:
+            solved["bin_edges_"], solved["n_bins_"] = self._bin_edges(quantiles, references)
+        self._solved = solved
+        return solved
+
+    def _bin_edges(self, quantiles, references):
+        d = quantiles.shape[1]
+        p = np.linspace(0, 1, self.n_bins + 1)
+        edges = np.empty(d, dtype=object)
+        n_bins = np.zeros(d, dtype=np.int64)
+        for j in range(d):
+            if np.isnan(quantiles[0, j]):
+                e = np.array([-np.inf, np.inf])
+            else:
+                e = np.interp(p, references, quantiles[:, j])
+                e = np.maximum.accumulate(e)
+                keep = np.concatenate([[True], np.diff(e) > 1e-8])
+                if not keep.all():
+                    warnings.warn(f"Bins whose width are too small (i.e., <= 1e-8) in feature "
+                                  f"{j} are removed. Consider decreasing the number of bins.",
+                                  UserWarning, stacklevel=4)
+                    e = e[keep]
+            edges[j] = e
+            n_bins[j] = len(e) - 1
+        return edges, n_bins
+
+    def _solved_attr(name):  # noqa: N805
+        def getter(self):
+            if not hasattr(self, "sketch_"):
+                raise AttributeError(name)
+            solved = self._ensure_solved()
+            if name not in solved:
+                raise AttributeError(name)
+            return solved[name]
+        return property(getter, doc=f"Fitted ``{name}`` (solved lazily from the sketch).")
+
+    quantiles_ = _solved_attr("quantiles_")
+    references_ = _solved_attr("references_")
+    n_quantiles_ = _solved_attr("n_quantiles_")
+    order_used_ = _solved_attr("order_used_")
+    solver_used_ = _solved_attr("solver_used_")
+    transform_used_ = _solved_attr("transform_used_")
+    converged_ = _solved_attr("converged_")
+    n_iter_ = _solved_attr("n_iter_")
+    n_iter_per_feature_ = _solved_attr("n_iter_per_feature_")
+    bin_edges_ = _solved_attr("bin_edges_")
+    n_bins_ = _solved_attr("n_bins_")
+    del _solved_attr
+
+    @property
+    def n_samples_seen_(self):
+        """Weight of the finite values seen, per feature."""
+        if not hasattr(self, "sketch_"):
+            raise AttributeError("n_samples_seen_")
+        return self.sketch_.weight.copy()
+
+    def quantiles(self, p, method="linear"):
+        """Estimated quantiles at probabilities ``p``, shape ``(len(p), n_features)``.
+
+        Solved features interpolate ``quantiles_``. Features on the exact path use
+        numpy's ``method`` on their value table: ``"linear"`` (sklearn's convention, as
+        in ``quantiles_``) or ``"inverted_cdf"`` (the step quantile function).
+        """
+        check_is_fitted(self)
+        if method not in ("linear", "inverted_cdf"):
+            raise ValueError(f"method={method!r} is invalid: use 'linear' or "
+                             "'inverted_cdf'.")
+        p_arr = np.atleast_1d(np.asarray(p, dtype=np.float64))
+        if p_arr.ndim != 1 or not np.all((p_arr >= 0) & (p_arr <= 1)):
+            raise ValueError(f"p must be a probability or 1-D array of probabilities in "
+                             f"[0, 1]; got {p!r}.")
+        solved = self._ensure_solved()
+        columns = []
+        for j in range(self.n_features_in_):
+            table = self.sketch_.exact[j]
+            if table:
+                columns.append(exact_quantiles(table, p_arr, method))
+            else:
+                columns.append(np.interp(p_arr, solved["references_"],
+                                         solved["quantiles_"][:, j]))
+        out = np.column_stack(columns)
+        return out[0] if np.ndim(p) == 0 else out
+
+    # ----------------------------------------------------------- transform
+    def _transform_col(self, col, quantiles, references, inverse):
+        """sklearn's QuantileTransformer._transform_col (ties: forward/backward mean)."""
+        normal = self.output_distribution == "normal"
+        if not inverse:
+            lower_x, upper_x, lower_y, upper_y = quantiles[0], quantiles[-1], 0.0, 1.0
+        else:
+            lower_x, upper_x, lower_y, upper_y = 0.0, 1.0, quantiles[0], quantiles[-1]
+            if normal:
+                with np.errstate(invalid="ignore"):
+                    col = stats.norm.cdf(col)
+        with np.errstate(invalid="ignore"):
+            if normal:
+                lower_idx = col - BOUNDS_THRESHOLD < lower_x
+                upper_idx = col + BOUNDS_THRESHOLD > upper_x
+            else:
+                lower_idx = col == lower_x
+                upper_idx = col == upper_x
+        finite = ~np.isnan(col)
+        values = col[finite]
+        if not inverse:
+            if np.all(np.diff(quantiles) > 0):
+                # no repeated quantiles: forward and backward interpolation agree
+                col[finite] = np.interp(values, quantiles, references)
+            else:
+                col[finite] = 0.5 * (np.interp(values, quantiles, references)
+                                     - np.interp(-values, -quantiles[::-1], -references[::-1]))
+        else:
+            col[finite] = np.interp(values, references, quantiles)
+        col[upper_idx] = upper_y
+        col[lower_idx] = lower_y
+        if not inverse and normal:
+            with np.errstate(invalid="ignore"):
+                col = stats.norm.ppf(col)
+                clip_min = stats.norm.ppf(BOUNDS_THRESHOLD - np.spacing(1))
+                clip_max = stats.norm.ppf(1 - (BOUNDS_THRESHOLD - np.spacing(1)))
+                col = np.clip(col, clip_min, clip_max)
+        return col
+
+    def _check_input(self, X, copy=True):
+        check_is_fitted(self)
+        return validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan",
+                             reset=False, copy=copy)
+
+    def transform(self, X):
+        """Map each feature through its estimated CDF (or to its quantile bin)."""
+        X = self._check_input(X)
+        solved = self._ensure_solved()
+        if self.n_bins is not None:
+            return self._bin(X, solved)
+        quantiles, references = solved["quantiles_"], solved["references_"]
+        # Strictly increasing quantiles: forward and backward interpolation agree and the
+        # bound fix-ups are no-ops, so one np.interp per column gives sklearn's result;
+        # the backend kernel does it for all such columns in one pass over X.
+        fast = np.all(np.diff(quantiles, axis=0) > 0, axis=0) & (len(references) > 1)
+        if fast.any():
+            cols = np.nonzero(fast)[0]
+            kernels = get_backend()
+            out = np.empty((X.shape[0], len(cols)))
+            sub = X if len(cols) == X.shape[1] else np.ascontiguousarray(X[:, cols])
+            kernels.interp_columns(sub, np.ascontiguousarray(quantiles[:, cols].T),
+                                   references, out)
+            if self.output_distribution == "normal":
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    # sklearn's bound rule for normal output, then its ppf and clip
+                    out[sub - BOUNDS_THRESHOLD < quantiles[0, cols]] = 0.0
+                    out[sub + BOUNDS_THRESHOLD > quantiles[-1, cols]] = 1.0
+                    out = stats.norm.ppf(out)
+                    clip_min = stats.norm.ppf(BOUNDS_THRESHOLD - np.spacing(1))
+                    clip_max = stats.norm.ppf(1 - (BOUNDS_THRESHOLD - np.spacing(1)))
+                    out = np.clip(out, clip_min, clip_max)
+            X[:, cols] = out
+        for j in np.nonzero(~fast)[0]:
+            if np.isnan(quantiles[0, j]):
+                continue
+            X[:, j] = self._transform_col(X[:, j], quantiles[:, j], references, inverse=False)
+        return X
+
+    def _bin(self, X, solved):
+        d = X.shape[1]
+        codes = np.empty_like(X)
+        for j in range(d):
+            edges = solved["bin_edges_"][j]
+            with np.errstate(invalid="ignore"):
+                c = np.searchsorted(edges[1:-1], X[:, j], side="right").astype(np.float64)
+            c[np.isnan(X[:, j])] = np.nan
+            codes[:, j] = c
+        if self.encode == "ordinal":
+            return codes
+        blocks = []
+        for j in range(d):
+            k = int(solved["n_bins_"][j])
+            block = np.zeros((X.shape[0], k))
+            ok = ~np.isnan(codes[:, j])
+            block[np.nonzero(ok)[0], codes[ok, j].astype(np.int64)] = 1.0
+            block[~ok] = np.nan
+            blocks.append(block)
+        return np.hstack(blocks)
+
+    def inverse_transform(self, X):
+        """Back to the input space (bin centres when ``n_bins`` is set, ordinal only)."""
+        check_is_fitted(self)
+        solved = self._ensure_solved()
+        if self.n_bins is not None:
+            if self.encode != "ordinal":
+                raise ValueError(f"inverse_transform with n_bins needs encode='ordinal'; "
+                                 f"got encode={self.encode!r}.")
+            X = self._check_input(X)
+            out = np.empty_like(X)
+            for j in range(X.shape[1]):
+                edges = solved["bin_edges_"][j]
+                centres = 0.5 * (edges[1:] + edges[:-1])
+                codes = X[:, j]
+                ok = ~np.isnan(codes)
+                out[:, j] = np.nan
+                out[ok, j] = centres[np.clip(codes[ok].astype(np.int64), 0, len(centres) - 1)]
+            return out
+        X = self._check_input(X)
+        for j in range(X.shape[1]):
+            if np.isnan(solved["quantiles_"][0, j]):
+                continue
+            X[:, j] = self._transform_col(X[:, j], solved["quantiles_"][:, j],
+                                          solved["references_"], inverse=True)
+        return X
+
+    def get_feature_names_out(self, input_features=None):
+        """Input names, or ``<name>_<bin>`` per bin for one-hot binning."""
+        check_is_fitted(self)
+        names = check_feature_names_in(self, input_features)
+        if self.n_bins is None or self.encode == "ordinal":
+            return names
+        n_bins = self._ensure_solved()["n_bins_"]
+        return np.asarray([f"{name}_{b}" for name, k in zip(names, n_bins, strict=True)
+                           for b in range(int(k))], dtype=object)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.requires_fit = True
+        return tags
+
+
+# ------------------------------------------------------------------ dask
+def _block_state(block, params):
+    est = MomentQuantileTransformer(**params)
+    raw, asinh = est._new_sketches(block.shape[1])
+    return est._ingest(np.asarray(block, dtype=np.float64), None, (raw, asinh, 0))
+
+
+def _merge_states(a, b):
+    raw = a[0].copy().merge(b[0])
+    asinh = None if a[1] is None else a[1].copy().merge(b[1])
+    return raw, asinh, a[2] + b[2]
+
+
+def fit_dask(transformer, X):
+    """Fit ``transformer`` on a 2-D dask array: one sketch per row block, tree-merged.
+
+    Infinite values raise ``ValueError`` (from the block that holds them).
+
+    Parameters
+    ----------
+    transformer : MomentQuantileTransformer
+    X : dask.array.Array of shape (n_samples, n_features)
+
+    Returns
+    -------
+    transformer : the fitted transformer (same object).
+    """
+    try:
+        import dask
+    except ImportError as err:  # pragma: no cover - exercised only without dask
+        raise ImportError("fit_dask needs dask: pip install 'skshapley[dask]'.") from err
+    if not isinstance(transformer, MomentQuantileTransformer):
+        raise TypeError(f"transformer must be a MomentQuantileTransformer; got "
+                        f"{type(transformer).__name__}.")
+    if getattr(X, "ndim", None) != 2:
+        raise ValueError(f"X must be a 2-D dask array; got ndim={getattr(X, 'ndim', None)}.")
+    transformer._validate_params()
+    transformer._check_settings()
+    X = X.rechunk({1: -1})
+    params = transformer.get_params()
+    states = [dask.delayed(_block_state)(block, params)
+              for block in X.to_delayed().ravel()]
+    while len(states) > 1:  # pairwise tree reduction
+        states = [dask.delayed(_merge_states)(states[i], states[i + 1])
+                  if i + 1 < len(states) else states[i] for i in range(0, len(states), 2)]
+    state = dask.compute(states[0])[0]
+    transformer.n_features_in_ = X.shape[1]
+    if hasattr(transformer, "feature_names_in_"):
+        del transformer.feature_names_in_
+    transformer._set_state(state)
+    return transformer
