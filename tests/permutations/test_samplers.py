@@ -195,3 +195,32 @@ def test_philox_needs_its_rounds():
     full = chi2_uniformity_test(philox_orders(12345, 0, out.copy()))
     assert not weak.passed and weak.statistic > 10 * weak.threshold
     assert full.passed
+
+
+def test_tabulated_polar_inverse_cdf_matches_the_incomplete_beta_inverse():
+    # §2.6: F_m^{-1}(u) = arcsin(sqrt(I^{-1}((m + 1) / 2, 1/2, 2u))) below 1/2, mirrored
+    # above; the cached quintic-Hermite table must agree everywhere, tails included.
+    from scipy.special import betaincinv
+
+    from skshapley.permutations._sphere import inverse_polar_cdf
+
+    rng = np.random.default_rng(0)
+    m = np.arange(1, 301)
+    u = rng.random((200, m.size))
+    u[:20] = 10.0 ** -rng.uniform(1, 30, size=(20, m.size))  # far tails use the formula
+    u[20:40] = 1 - u[:20]
+    u[40], u[41], u[42] = 0.5, 0.0, 1.0
+    w = np.minimum(u, 1 - u)
+    low = np.arcsin(np.sqrt(betaincinv((m + 1) / 2, 0.5, 2 * w)))
+    expected = np.where(u <= 0.5, low, np.pi - low)
+    got = inverse_polar_cdf(u, m)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-10)
+    # relative accuracy near the poles, where the angle itself is tiny
+    near = np.minimum(expected, np.pi - expected) > 0
+    pole_distance = np.minimum(expected, np.pi - expected)[near]
+    assert np.all(np.abs(got - expected)[near] <= 1e-9 * pole_distance + 1e-15)
+    # the sine-law density m = 1 has the closed form arccos(1 - 2u) = 2 arcsin(sqrt(u))
+    lower = u[:, :1] <= 0.5
+    closed = np.where(lower, 2 * np.arcsin(np.sqrt(np.where(lower, u[:, :1], 0.0))),
+                      np.pi - 2 * np.arcsin(np.sqrt(np.where(lower, 0.0, 1 - u[:, :1]))))
+    np.testing.assert_allclose(inverse_polar_cdf(u[:, :1], 1), closed, rtol=1e-9, atol=1e-15)
