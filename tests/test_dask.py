@@ -1,0 +1,48 @@
+"""Scale-out on dask (issue 11): the explainer's rows under joblib's dask backend and the
+moment-sketch fit on a dask array, both on a ``LocalCluster`` of worker processes, give the
+same results as one process."""
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+
+from joblib import parallel_backend  # noqa: E402
+from sklearn.datasets import load_diabetes  # noqa: E402
+from sklearn.linear_model import Ridge  # noqa: E402
+
+from skshapley import MomentQuantileTransformer, ShapleyExplainer  # noqa: E402
+from skshapley.preprocessing import fit_dask  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client
+
+
+def test_explainer_rows_on_dask_workers_equal_one_process(client):
+    X, y = load_diabetes(return_X_y=True)
+    model = Ridge().fit(X, y)
+    kwargs = dict(method="permutation", max_evals=200, prefit=True, random_state=0)
+    local = ShapleyExplainer(model, n_jobs=1, **kwargs).fit(X[:50]).transform(X[:12])
+    explainer = ShapleyExplainer(model, n_jobs=-1, **kwargs).fit(X[:50])
+    with parallel_backend("dask"), distributed.get_task_stream(client) as stream:
+        remote = explainer.transform(X[:12])
+    # the rows really ran as tasks on the worker processes
+    assert len({task["worker"] for task in stream.data}) == 2
+    np.testing.assert_array_equal(remote, local)
+
+
+def test_fit_dask_on_worker_processes_equals_fit(client):
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.normal(1000.0, 1.0, 20_000), rng.lognormal(0, 2, 20_000),
+                         rng.integers(0, 5, 20_000)])
+    ours = fit_dask(MomentQuantileTransformer(), da.from_array(X, chunks=(2_500, 3)))
+    ref = MomentQuantileTransformer().fit(X)
+    span = X.max(axis=0) - X.min(axis=0)
+    assert np.all(np.abs(ours.quantiles_ - ref.quantiles_) <= 1e-6 * span)
+    np.testing.assert_array_equal(ours.quantiles_[:, 2], ref.quantiles_[:, 2])
