@@ -7,7 +7,9 @@ go to a one-thread-per-(row, path) kernel (quadrature form, §8.1.3). numba's CU
 simulator has no warp shuffles, so without a GPU the lane program is checked by the
 NumPy warp emulator of the tests instead.
 
-Only the TreeSHAP kernels exist here so far; the model-agnostic kernels are issue 11.
+The model-agnostic kernels (masked batches, marginals, precedence bits and discordant
+pairs, Philox orderings, moment sketches, arcsinh) follow below the TreeSHAP ones; they are
+checked against the NumPy twins in numba's CUDA simulator (tests/kernels/test_cuda_simulator.py).
 """
 
 from __future__ import annotations
@@ -168,6 +170,377 @@ def tree_path_shap(X, path_ptr, feature, lower, upper, missing_branch, missing_m
             device["out_index"], device["out_value"], device["nodes"], device["weights"],
             result)
     out += result.copy_to_host()
+    return out
+
+
+# -- model-agnostic kernels (issue 11, §8.8) ----------------------------------------------
+# Host wrappers take and return NumPy arrays like every backend (copies in, result out);
+# each launch is one thread per output element unless said otherwise. float64 throughout.
+
+
+def _grid(n_threads):
+    return max(1, -(-n_threads // THREADS_PER_BLOCK)), THREADS_PER_BLOCK
+
+
+@cuda.jit
+def _masked_batch(x, background, coalitions, out):
+    element = cuda.grid(1)
+    n_out, d = out.shape
+    if element >= n_out * d:
+        return
+    row = element // d
+    j = element % d
+    n_background = background.shape[0]
+    n_rows = x.shape[0]
+    k = row // (n_rows * n_background)
+    i = (row // n_background) % n_rows
+    r = row % n_background
+    out[row, j] = x[i, j] if coalitions[k, j] else background[r, j]
+
+
+def assemble_masked_batch(x, background, coalitions, out):
+    """numba.cuda twin of :func:`skshapley.backends._numpy.assemble_masked_batch`."""
+    if out.size:
+        result = cuda.device_array(out.shape, dtype=np.float64)
+        _masked_batch[_grid(out.size)](cuda.to_device(np.ascontiguousarray(x)),
+                                       cuda.to_device(np.ascontiguousarray(background)),
+                                       cuda.to_device(np.ascontiguousarray(coalitions)), result)
+        out[...] = result.copy_to_host()
+    return out
+
+
+@cuda.jit
+def _prefixes(orders, out):
+    element = cuda.grid(1)
+    n, d = orders.shape
+    if element >= n * d:
+        return
+    p = element // d
+    t = element % d  # orders[p, t] joins at step t: in prefixes t .. d - 2
+    player = orders[p, t]
+    for step in range(d - 1):
+        out[p, step, player] = t <= step
+
+
+def prefix_coalitions(orders, out):
+    """numba.cuda twin of :func:`skshapley.backends._numpy.prefix_coalitions`."""
+    n, d = orders.shape
+    if d >= 2 and n:
+        result = cuda.device_array(out.shape, dtype=np.bool_)
+        _prefixes[_grid(n * d)](cuda.to_device(np.ascontiguousarray(orders)), result)
+        out[...] = result.copy_to_host()
+    return out
+
+
+@cuda.jit
+def _marginals(orders, path_values, out):
+    element = cuda.grid(1)
+    n, d = orders.shape
+    k = path_values.shape[2]
+    if element >= n * d * k:
+        return
+    c = element % k
+    t = (element // k) % d
+    p = element // (k * d)
+    out[p, orders[p, t], c] = path_values[p, t + 1, c] - path_values[p, t, c]
+
+
+def accumulate_permutation_marginals(orders, path_values, out):
+    """numba.cuda twin of :func:`skshapley.backends._numpy.accumulate_permutation_marginals`."""
+    if out.size:
+        result = cuda.to_device(np.ascontiguousarray(out))
+        _marginals[_grid(out.size)](cuda.to_device(np.ascontiguousarray(orders)),
+                                    cuda.to_device(np.ascontiguousarray(path_values)), result)
+        out[...] = result.copy_to_host()
+    return out
+
+
+@cuda.jit
+def _precedence(ranks, first, second, out):
+    element = cuda.grid(1)
+    n, n_words = out.shape
+    if element >= n * n_words:
+        return
+    p = element // n_words
+    word = element % n_words
+    bits = np.uint64(0)
+    stop = min(first.shape[0], (word + 1) * 64)
+    for pair in range(word * 64, stop):
+        if ranks[p, first[pair]] < ranks[p, second[pair]]:
+            bits |= np.uint64(1) << np.uint64(pair - word * 64)
+    out[p, word] = bits
+
+
+def precedence_bits(orders, out):
+    """numba.cuda twin of :func:`skshapley.backends._numpy.precedence_bits` (ranks and the
+    pair list are built on the host: O(n d) and O(d^2) against the kernel's O(n d^2))."""
+    n, d = orders.shape
+    if out.size:
+        ranks = np.empty_like(orders)
+        np.put_along_axis(ranks, orders, np.arange(d)[None, :], axis=1)
+        first, second = np.triu_indices(d, k=1)
+        result = cuda.device_array(out.shape, dtype=np.uint64)
+        _precedence[_grid(out.size)](cuda.to_device(ranks), cuda.to_device(first),
+                                     cuda.to_device(second), result)
+        out[...] = result.copy_to_host()
+    return out
+
+
+@cuda.jit
+def _discordant(bits_a, bits_b, out):
+    element = cuda.grid(1)
+    n_a, n_b = out.shape
+    if element >= n_a * n_b:
+        return
+    a = element // n_b
+    b = element % n_b
+    count = 0
+    for word in range(bits_a.shape[1]):
+        count += cuda.popc(bits_a[a, word] ^ bits_b[b, word])
+    out[a, b] = count
+
+
+def discordant_pairs(bits_a, bits_b, out):
+    """numba.cuda twin of :func:`skshapley.backends._numpy.discordant_pairs`."""
+    if out.size:
+        result = cuda.device_array(out.shape, dtype=np.int64)
+        _discordant[_grid(out.size)](cuda.to_device(np.ascontiguousarray(bits_a)),
+                                     cuda.to_device(np.ascontiguousarray(bits_b)), result)
+        out[...] = result.copy_to_host()
+    return out
+
+
+MAX_PHILOX_ROUNDS = 64
+
+
+@cuda.jit
+def _philox(keys, n_bits, out):
+    """One thread per ordering: walk the padded domain in order, keep images below d
+    (compaction by a running count, so row p is the ordered list of kept images)."""
+    p = cuda.grid(1)
+    n, d = out.shape
+    if p >= n:
+        return
+    rounds = keys.shape[1]
+    left_bits = n_bits // 2
+    right_bits = n_bits - left_bits
+    left_mask = (np.uint64(1) << np.uint64(left_bits)) - np.uint64(1)
+    right_mask = (np.uint64(1) << np.uint64(right_bits)) - np.uint64(1)
+    shift = np.uint64(right_bits - left_bits)
+    low_mask = np.uint64(0xFFFFFFFF)
+    multiplier = np.uint64(0xD2B74407B1CE6E93)
+    count = 0
+    for value in range(1 << n_bits):
+        v = np.uint64(value)
+        left = v >> np.uint64(right_bits)
+        right = v & right_mask
+        for r in range(rounds):
+            product = multiplier * left
+            high = product >> np.uint64(32)
+            low = product & low_mask
+            new_left = (high ^ keys[p, r] ^ right) & left_mask
+            right = (((low << shift) & low_mask) | (right >> np.uint64(left_bits))) & right_mask
+            left = new_left
+        image = (left << np.uint64(right_bits)) | right
+        if image < np.uint64(d):
+            out[p, count] = np.int64(image)
+            count += 1
+
+
+def philox_orders(seed, start, out, rounds=None):
+    """numba.cuda twin of :func:`skshapley.backends._numpy.philox_orders` (round keys from
+    the same SplitMix64 stream, computed on the host: n x rounds words)."""
+    from skshapley.backends._numpy import PHILOX_ROUNDS, philox_bits, philox_keys
+
+    rounds = PHILOX_ROUNDS if rounds is None else rounds
+    n, d = out.shape
+    if n and d:
+        keys = philox_keys(seed, np.arange(start, start + n), rounds)
+        result = cuda.device_array(out.shape, dtype=np.int64)
+        _philox[_grid(n)](cuda.to_device(np.ascontiguousarray(keys)), philox_bits(d), result)
+        out[...] = result.copy_to_host()
+    return out
+
+
+MOMENT_THREADS = 128  # threads per column block; a power of two for the tree reductions
+MAX_MOMENT_ORDER = 32
+
+
+@cuda.jit(device=True)
+def _block_sum(shared, value):
+    """Tree reduction of one float64 per thread over the block; every thread gets it."""
+    tid = cuda.threadIdx.x
+    shared[tid] = value
+    cuda.syncthreads()
+    width = MOMENT_THREADS // 2
+    while width > 0:
+        if tid < width:
+            shared[tid] += shared[tid + width]
+        cuda.syncthreads()
+        width //= 2
+    total = shared[0]
+    cuda.syncthreads()
+    return total
+
+
+@cuda.jit(device=True)
+def _block_extreme(shared, value, take_max):
+    tid = cuda.threadIdx.x
+    shared[tid] = value
+    cuda.syncthreads()
+    width = MOMENT_THREADS // 2
+    while width > 0:
+        if tid < width:
+            other = shared[tid + width]
+            if (other > shared[tid]) if take_max else (other < shared[tid]):
+                shared[tid] = other
+        cuda.syncthreads()
+        width //= 2
+    result = shared[0]
+    cuda.syncthreads()
+    return result
+
+
+@cuda.jit
+def _moment_summary(x, w, out):
+    """Block j summarises column j: weight, two-pass mean, range, atoms, counts (§7.2)."""
+    j = cuda.blockIdx.x
+    tid = cuda.threadIdx.x
+    shared = cuda.shared.array(MOMENT_THREADS, float64)
+    n = x.shape[1]
+    total = 0.0
+    sum_wx = 0.0
+    low = math.inf
+    high = -math.inf
+    n_nan = 0.0
+    n_rows = 0.0
+    for i in range(tid, n, MOMENT_THREADS):
+        v = x[j, i]
+        if math.isnan(v):
+            n_nan += 1.0
+        elif w[i] > 0:
+            total += w[i]
+            sum_wx += w[i] * v
+            n_rows += 1.0
+            low = min(low, v)
+            high = max(high, v)
+    total = _block_sum(shared, total)
+    sum_wx = _block_sum(shared, sum_wx)
+    n_nan = _block_sum(shared, n_nan)
+    n_rows = _block_sum(shared, n_rows)
+    low = _block_extreme(shared, low, False)
+    high = _block_extreme(shared, high, True)
+    mean = sum_wx / total if n_rows > 0 else 0.0
+    correction = 0.0
+    w_low = 0.0
+    w_high = 0.0
+    w_zero = 0.0
+    for i in range(tid, n, MOMENT_THREADS):
+        v = x[j, i]
+        if w[i] > 0 and not math.isnan(v):
+            correction += w[i] * (v - mean)
+            if v == low:
+                w_low += w[i]
+            if v == high:
+                w_high += w[i]
+            if v == 0:
+                w_zero += w[i]
+    correction = _block_sum(shared, correction)
+    w_low = _block_sum(shared, w_low)
+    w_high = _block_sum(shared, w_high)
+    w_zero = _block_sum(shared, w_zero)
+    if tid == 0:
+        for f in range(out.shape[1]):
+            out[j, f] = 0.0
+        out[j, 3] = low
+        out[j, 4] = high
+        out[j, 8] = n_nan
+        out[j, 9] = n_rows
+        if n_rows > 0:
+            mean += correction / total
+            out[j, 0] = total
+            out[j, 1] = min(max(mean, low), high)
+            out[j, 5] = w_low
+            out[j, 6] = w_high
+            out[j, 7] = w_zero
+
+
+@cuda.jit
+def _moment_powers(x, w, mean, scale, order, first, out):
+    """Block j: sum_i w_i ((x_i - mean) * scale)^k for k = 1..order into out[j, first + k - 1]."""
+    j = cuda.blockIdx.x
+    tid = cuda.threadIdx.x
+    shared = cuda.shared.array(MOMENT_THREADS, float64)
+    sums = cuda.local.array(MAX_MOMENT_ORDER, float64)
+    for k in range(order):
+        sums[k] = 0.0
+    n = x.shape[1]
+    for i in range(tid, n, MOMENT_THREADS):
+        v = x[j, i]
+        if w[i] > 0 and not math.isnan(v):
+            dev = (v - mean[j]) * scale[j]
+            power = w[i]
+            for k in range(order):
+                power *= dev
+                sums[k] += power
+    for k in range(order):
+        total = _block_sum(shared, sums[k])
+        if tid == 0:
+            out[j, first + k] = total
+
+
+def moment_chunk(x, w, order, out):
+    """numba.cuda twin of :func:`skshapley.backends._numpy.moment_chunk`: one block per
+    column, block tree reductions (§8.8); the exponent is set on the host between the two
+    launches (it needs frexp of the range)."""
+    from skshapley.backends._numpy import N_MOMENT_FIELDS, _unit_exponent
+
+    if order > MAX_MOMENT_ORDER:
+        raise ValueError(f"order must be at most {MAX_MOMENT_ORDER} on the GPU; got {order}.")
+    d = x.shape[0]
+    if d == 0:
+        return out
+    x_device = cuda.to_device(np.ascontiguousarray(x, dtype=np.float64))
+    w_device = cuda.to_device(np.ascontiguousarray(w, dtype=np.float64))
+    result = cuda.device_array(out.shape, dtype=np.float64)
+    _moment_summary[d, MOMENT_THREADS](x_device, w_device, result)
+    summary = result.copy_to_host()
+    exponents = np.array([_unit_exponent(low, high) if rows else 0
+                          for low, high, rows in summary[:, [3, 4, 9]]], dtype=np.float64)
+    summary[:, 2] = exponents
+    result = cuda.to_device(summary)
+    if order:
+        means = cuda.to_device(np.ascontiguousarray(summary[:, 1]))
+        scales = cuda.to_device(np.ldexp(1.0, -exponents.astype(np.int64)))
+        _moment_powers[d, MOMENT_THREADS](x_device, w_device, means, scales, int64(order),
+                                          int64(N_MOMENT_FIELDS), result)
+    out[...] = result.copy_to_host()
+    return out
+
+
+@cuda.jit
+def _arcsinh_kernel(x, out):
+    i = cuda.grid(1)
+    if i >= x.shape[0]:
+        return
+    v = x[i]
+    a = abs(v)
+    if a > 1e150:  # a * a would overflow; asinh(a) = log(2a) to double precision
+        r = math.log(a) + 0.6931471805599453
+    elif a >= 0.5:
+        r = math.log(a + math.sqrt(a * a + 1.0))
+    else:
+        r = math.log1p(a + a * a / (1.0 + math.sqrt(1.0 + a * a)))
+    out[i] = math.copysign(r, v) if v == v else v
+
+
+def arcsinh(x, out):
+    """numba.cuda twin of :func:`skshapley.backends._numpy.arcsinh` (within 2 ulp)."""
+    flat = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
+    if flat.size:
+        result = cuda.device_array(flat.shape, dtype=np.float64)
+        _arcsinh_kernel[_grid(flat.size)](cuda.to_device(flat), result)
+        out[...] = result.copy_to_host().reshape(out.shape)
     return out
 
 

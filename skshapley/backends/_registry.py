@@ -114,8 +114,9 @@ _add(
         extra=None,
     )
 )
-# The GPU backends have the TreeSHAP kernels so far (issue 10); their other slots say
-# so when called (issue 11 fills them).
+# The GPU backends have the TreeSHAP kernels (issue 10); numba_cuda also has the
+# model-agnostic kernels of issue 11 except interp_columns, exact_shapley_from_values and
+# the LS-SPA ones. Slots a backend lacks say so when called.
 _add(Backend("numba_cuda", lambda: importlib.import_module("skshapley.backends._numba_cuda"),
              _numba_cuda_reason, extra="gpu"))
 _add(Backend("cupy", lambda: importlib.import_module("skshapley.backends._cupy"),

@@ -1,0 +1,79 @@
+"""Small parity cases of the numba.cuda model-agnostic kernels against the NumPy twins.
+
+Run only in numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1`` set before numba is
+imported), through ``test_cuda_simulator.py``; sizes are small because the simulator runs
+every GPU thread as a Python thread. On a machine with a GPU, ``test_parity.py`` runs the
+same kernels at full size.
+"""
+
+import numpy as np
+import pytest
+
+from skshapley.backends import _numba_cuda as CUDA
+from skshapley.backends import _numpy as NUMPY
+
+pytestmark = pytest.mark.skipif(
+    not CUDA.cuda.is_available(), reason="needs numba's CUDA simulator or a GPU")
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(11)
+
+
+def _orders(rng, n, d):
+    return np.argsort(rng.random((n, d)), axis=1).astype(np.int64)
+
+
+def test_masked_batch_prefixes_and_marginals(rng):
+    x, background = rng.normal(size=(2, 5)), rng.normal(size=(3, 5))
+    coalitions = rng.random((4, 5)) < 0.5
+    shape = (4 * 2 * 3, 5)
+    np.testing.assert_array_equal(
+        CUDA.assemble_masked_batch(x, background, coalitions, np.empty(shape)),
+        NUMPY.assemble_masked_batch(x, background, coalitions, np.empty(shape)))
+    orders = _orders(rng, 6, 5)
+    np.testing.assert_array_equal(
+        CUDA.prefix_coalitions(orders, np.zeros((6, 4, 5), bool)),
+        NUMPY.prefix_coalitions(orders, np.zeros((6, 4, 5), bool)))
+    path = rng.normal(size=(6, 6, 2))
+    path[0, 3, 1] = np.inf
+    np.testing.assert_array_equal(
+        CUDA.accumulate_permutation_marginals(orders, path, np.zeros((6, 5, 2))),
+        NUMPY.accumulate_permutation_marginals(orders, path, np.zeros((6, 5, 2))))
+
+
+def test_precedence_bits_and_discordant_pairs(rng):
+    orders = _orders(rng, 5, 13)  # 78 pairs: two words, the second padded
+    bits = CUDA.precedence_bits(orders, np.empty((5, 2), np.uint64))
+    np.testing.assert_array_equal(bits, NUMPY.precedence_bits(orders, np.empty((5, 2),
+                                                                                np.uint64)))
+    np.testing.assert_array_equal(
+        CUDA.discordant_pairs(bits, bits[:3], np.empty((5, 3), np.int64)),
+        NUMPY.discordant_pairs(bits, bits[:3], np.empty((5, 3), np.int64)))
+
+
+@pytest.mark.parametrize("n, d, start", [(1, 1, 0), (3, 10, 5), (2, 300, 7)])
+def test_philox_orders(n, d, start):
+    np.testing.assert_array_equal(CUDA.philox_orders(123, start, np.empty((n, d), np.int64)),
+                                  NUMPY.philox_orders(123, start, np.empty((n, d), np.int64)))
+
+
+def test_moment_chunk_and_arcsinh(rng):
+    x = rng.normal(1000.0, 1.0, size=(2, 300))
+    x[0, ::7] = np.nan
+    x[1, 1::5] = 0.0
+    w = rng.random(300)
+    w[::11] = 0.0
+    shape = (2, NUMPY.N_MOMENT_FIELDS + 6)
+    got = CUDA.moment_chunk(x, w, 6, np.empty(shape))
+    expected = NUMPY.moment_chunk(x, w, 6, np.empty(shape))
+    np.testing.assert_array_equal(got[:, [2, 3, 4, 8, 9]], expected[:, [2, 3, 4, 8, 9]])
+    np.testing.assert_allclose(got[:, :NUMPY.N_MOMENT_FIELDS], expected[:, :NUMPY.N_MOMENT_FIELDS],
+                               rtol=1e-12)
+    scale = np.maximum(expected[:, :1], 1)
+    np.testing.assert_allclose(got[:, NUMPY.N_MOMENT_FIELDS:] / scale,
+                               expected[:, NUMPY.N_MOMENT_FIELDS:] / scale, rtol=0, atol=1e-12)
+    values = np.array([0.0, -0.0, 1e-300, -1e-20, 0.3, -2.0, 1e200, -1.7e308, np.nan])
+    np.testing.assert_allclose(CUDA.arcsinh(values, np.empty_like(values)),
+                               NUMPY.arcsinh(values, np.empty_like(values)), rtol=1e-15)
