@@ -2,7 +2,10 @@
 
 import configparser
 import pathlib
+import subprocess
+import sys
 
+import pytest
 import tomllib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -31,3 +34,15 @@ def test_ci_runs_the_readme_commands():
     for block in blocks:
         for command in block.splitlines():
             assert command.strip() in ci
+
+
+def test_imports_respect_the_layers():
+    # DESIGN.md §2: imports point down only; the contract is [tool.importlinter] in
+    # pyproject.toml (cli > estimators > attribution > approximators, tree, sketch >
+    # permutations, games > backends).
+    pytest.importorskip("importlinter")
+    command = "from importlinter.cli import lint_imports_command; lint_imports_command()"
+    done = subprocess.run([sys.executable, "-c", command], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "0 broken" in done.stdout
