@@ -30,6 +30,10 @@ from skshapley.backends._numpy import KERNELS
 MAX_LONG_PATH = 64
 
 
+def _grid(n_threads):
+    return max(1, -(-n_threads // THREADS_PER_BLOCK)), THREADS_PER_BLOCK
+
+
 @cuda.jit(device=True, inline=True)
 def _one_fraction(x, f, lower, upper, miss, mode):
     if f < 0:
@@ -173,13 +177,89 @@ def tree_path_shap(X, path_ptr, feature, lower, upper, missing_branch, missing_m
     return out
 
 
+@cuda.jit
+def _interventional(X, patterns, counts, n_distinct, n_background, path_ptr, feature, lower,
+                    upper, miss, mode, out_ptr, out_index, out_value, weights, out):
+    """One thread per (row, path) over the path's distinct background patterns (§8.1.4);
+    the lane-free twin of the CuPy ``tree_interventional`` kernel."""
+    thread = cuda.grid(1)
+    n_rows = X.shape[0]
+    n_paths = path_ptr.shape[0] - 1
+    if thread >= n_rows * n_paths:
+        return
+    r = thread % n_rows
+    p = thread // n_rows
+    start = path_ptr[p]
+    u = path_ptr[p + 1] - start
+    if u == 0:
+        return
+    one = np.uint64(1)
+    full = ~np.uint64(0) if u == 64 else (one << np.uint64(u)) - one
+    xb = np.uint64(0)
+    for j in range(u):
+        e = start + j
+        if _one_fraction(X[r, feature[e]], feature[e], lower[e], upper[e], miss[e],
+                         mode[e]) > 0.5:
+            xb |= one << np.uint64(j)
+    c = cuda.local.array(64, float64)
+    for j in range(u):
+        c[j] = 0.0
+    for m in range(n_distinct[p]):
+        rb = patterns[p, m]
+        if full & ~(xb | rb):
+            continue  # an element satisfied by neither: no contribution
+        a = xb & ~rb
+        b = rb & ~xb
+        s = cuda.popc(a)
+        n = s + cuda.popc(b)
+        if n == 0:
+            continue
+        count = counts[p, m]
+        plus = count * weights[s - 1, n] if s > 0 else 0.0
+        minus = count * weights[s, n] if s < n else 0.0
+        for j in range(u):
+            bit = one << np.uint64(j)
+            if a & bit:
+                c[j] += plus
+            elif b & bit:
+                c[j] -= minus
+    for k in range(out_ptr[p], out_ptr[p + 1]):
+        v = out_value[k] / n_background
+        for j in range(u):
+            cuda.atomic.add(out, (r, out_index[k], feature[start + j]), c[j] * v)
+
+
+def tree_interventional_shap(X, patterns, counts, n_distinct, n_background, path_ptr, feature,
+                             lower, upper, missing_branch, missing_mode, out_ptr, out_index,
+                             out_value, out):
+    """numba.cuda twin of ``_tree_numpy.tree_interventional_shap``."""
+    from skshapley.backends._tree_numpy import SHAPLEY_WEIGHTS
+
+    n_rows = X.shape[0]
+    n_paths = len(path_ptr) - 1
+    if n_rows and n_paths:
+        result = cuda.to_device(np.zeros(out.shape))
+        arrays = [cuda.to_device(np.ascontiguousarray(a)) for a in (
+            X, patterns, counts, n_distinct)]
+        ir = [cuda.to_device(np.ascontiguousarray(a)) for a in (
+            path_ptr, feature, lower, upper, missing_branch, missing_mode, out_ptr, out_index,
+            out_value, SHAPLEY_WEIGHTS)]
+        _interventional[_grid(n_rows * n_paths)](*arrays, float64(n_background), *ir, result)
+        out += result.copy_to_host()
+    return out
+
+
+# Background patterns are computed once per background on the CPU (numba), as for CuPy.
+def tree_background_patterns(*args, **kwargs):
+    """The numba CPU kernel (patterns are built once per background)."""
+    from skshapley.backends import _tree_numba
+
+    return _tree_numba.tree_background_patterns(*args, **kwargs)
+
+
 # -- model-agnostic kernels (issue 11, §8.8) ----------------------------------------------
 # Host wrappers take and return NumPy arrays like every backend (copies in, result out);
 # each launch is one thread per output element unless said otherwise. float64 throughout.
-
-
-def _grid(n_threads):
-    return max(1, -(-n_threads // THREADS_PER_BLOCK)), THREADS_PER_BLOCK
 
 
 @cuda.jit

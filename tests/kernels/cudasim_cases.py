@@ -77,3 +77,21 @@ def test_moment_chunk_and_arcsinh(rng):
     values = np.array([0.0, -0.0, 1e-300, -1e-20, 0.3, -2.0, 1e200, -1.7e308, np.nan])
     np.testing.assert_allclose(CUDA.arcsinh(values, np.empty_like(values)),
                                NUMPY.arcsinh(values, np.empty_like(values)), rtol=1e-15)
+
+
+def test_interventional_tree_shap(rng):
+    from sklearn.ensemble import RandomForestRegressor
+
+    from skshapley.tree import tree_shap
+
+    X = rng.normal(size=(60, 5))
+    X[::7, 2] = np.nan  # missing values follow the model's routing
+    y = X[:, 0] * 2 + np.nan_to_num(X[:, 2]) - X[:, 3] ** 2
+    model = RandomForestRegressor(n_estimators=3, max_depth=4, random_state=0).fit(X, y)
+    rows, background = X[:4], X[10:22]
+    expected = tree_shap(model, rows, background=background, backend="numpy")
+    got = tree_shap(model, rows, background=background, backend="numba_cuda")
+    np.testing.assert_allclose(got.values, expected.values, rtol=1e-12, atol=1e-12)
+    # values are (rows, features, outputs): efficiency against the forest's prediction
+    np.testing.assert_allclose(got.values.sum(axis=1)[:, 0] + got.base_values[:, 0],
+                               model.predict(rows), rtol=1e-10)
