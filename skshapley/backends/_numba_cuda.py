@@ -390,18 +390,18 @@ def discordant_pairs(bits_a, bits_b, out):
     return out
 
 
-MAX_PHILOX_ROUNDS = 64
+SCAN_THREADS = 256  # threads of the compaction block; a power of two
 
 
 @cuda.jit
-def _philox(keys, n_bits, out):
-    """One thread per ordering: walk the padded domain in order, keep images below d
-    (compaction by a running count, so row p is the ordered list of kept images)."""
-    p = cuda.grid(1)
-    n, d = out.shape
-    if p >= n:
+def _philox_images(keys, n_bits, images):
+    """2-D elementwise: images[p, i] = the keyed bijection of i (§2.8), one thread each."""
+    element = cuda.grid(1)
+    n, size = images.shape
+    if element >= n * size:
         return
-    rounds = keys.shape[1]
+    p = element // size
+    v = np.uint64(element % size)
     left_bits = n_bits // 2
     right_bits = n_bits - left_bits
     left_mask = (np.uint64(1) << np.uint64(left_bits)) - np.uint64(1)
@@ -409,35 +409,64 @@ def _philox(keys, n_bits, out):
     shift = np.uint64(right_bits - left_bits)
     low_mask = np.uint64(0xFFFFFFFF)
     multiplier = np.uint64(0xD2B74407B1CE6E93)
-    count = 0
-    for value in range(1 << n_bits):
-        v = np.uint64(value)
-        left = v >> np.uint64(right_bits)
-        right = v & right_mask
-        for r in range(rounds):
-            product = multiplier * left
-            high = product >> np.uint64(32)
-            low = product & low_mask
-            new_left = (high ^ keys[p, r] ^ right) & left_mask
-            right = (((low << shift) & low_mask) | (right >> np.uint64(left_bits))) & right_mask
-            left = new_left
-        image = (left << np.uint64(right_bits)) | right
-        if image < np.uint64(d):
-            out[p, count] = np.int64(image)
-            count += 1
+    left = v >> np.uint64(right_bits)
+    right = v & right_mask
+    for r in range(keys.shape[1]):
+        product = multiplier * left
+        high = product >> np.uint64(32)
+        low = product & low_mask
+        new_left = (high ^ keys[p, r] ^ right) & left_mask
+        right = (((low << shift) & low_mask) | (right >> np.uint64(left_bits))) & right_mask
+        left = new_left
+    images[p, element % size] = np.int64((left << np.uint64(right_bits)) | right)
+
+
+@cuda.jit
+def _compact_below(images, out):
+    """Block p keeps the images of row p below d, in order: tiles of SCAN_THREADS flags,
+    an exclusive block scan in shared memory gives each kept value its slot."""
+    p = cuda.blockIdx.x
+    tid = cuda.threadIdx.x
+    d = out.shape[1]
+    size = images.shape[1]
+    scan = cuda.shared.array(SCAN_THREADS, int64)
+    base = 0
+    for tile in range(0, size, SCAN_THREADS):
+        i = tile + tid
+        value = images[p, i] if i < size else d
+        keep = 1 if value < d else 0
+        scan[tid] = keep
+        cuda.syncthreads()
+        step = 1
+        while step < SCAN_THREADS:  # Hillis-Steele inclusive scan
+            add = scan[tid - step] if tid >= step else 0
+            cuda.syncthreads()
+            scan[tid] += add
+            cuda.syncthreads()
+            step *= 2
+        if keep:
+            out[p, base + scan[tid] - 1] = value
+        base += scan[SCAN_THREADS - 1]
+        cuda.syncthreads()
 
 
 def philox_orders(seed, start, out, rounds=None):
-    """numba.cuda twin of :func:`skshapley.backends._numpy.philox_orders` (round keys from
-    the same SplitMix64 stream, computed on the host: n x rounds words)."""
+    """numba.cuda twin of :func:`skshapley.backends._numpy.philox_orders`: round keys from
+    the same SplitMix64 stream (host, n x rounds words), the bijection as one 2-D
+    elementwise kernel over (ordering, padded domain), then one block per ordering
+    compacts the values below d by a block scan (§8.8)."""
     from skshapley.backends._numpy import PHILOX_ROUNDS, philox_bits, philox_keys
 
     rounds = PHILOX_ROUNDS if rounds is None else rounds
     n, d = out.shape
     if n and d:
-        keys = philox_keys(seed, np.arange(start, start + n), rounds)
+        keys = cuda.to_device(np.ascontiguousarray(
+            philox_keys(seed, np.arange(start, start + n), rounds)))
+        size = 1 << philox_bits(d)
+        images = cuda.device_array((n, size), dtype=np.int64)
+        _philox_images[_grid(n * size)](keys, philox_bits(d), images)
         result = cuda.device_array(out.shape, dtype=np.int64)
-        _philox[_grid(n)](cuda.to_device(np.ascontiguousarray(keys)), philox_bits(d), result)
+        _compact_below[n, SCAN_THREADS](images, result)
         out[...] = result.copy_to_host()
     return out
 
