@@ -178,6 +178,90 @@ def tree_path_shap(X, path_ptr, feature, lower, upper, missing_branch, missing_m
 
 
 @cuda.jit
+def _interactions(X, path_ptr, feature, lower, upper, zero_fraction, miss, mode, out_ptr,
+                  out_index, out_value, nodes, weights, out):
+    """Path-dependent interaction values (§8.4), one thread per (row, path), quadrature
+    form: phi_ij = v/2 d_i d_j integral of prod_{k != i, j} a_k(t) dt, the diagonal takes
+    phi_i minus the row's off-diagonal sum. No warp shuffles, so numba's CUDA simulator
+    runs it too."""
+    thread = cuda.grid(1)
+    n_rows = X.shape[0]
+    n_paths = path_ptr.shape[0] - 1
+    if thread >= n_rows * n_paths:
+        return
+    r = thread % n_rows
+    p = thread // n_rows
+    start = path_ptr[p]
+    u = path_ptr[p + 1] - start
+    if u == 0:
+        return
+    d = cuda.local.array(MAX_LONG_PATH, float64)
+    z = cuda.local.array(MAX_LONG_PATH, float64)
+    prefix = cuda.local.array(MAX_LONG_PATH, float64)
+    single = cuda.local.array(MAX_LONG_PATH, float64)
+    paired = cuda.local.array(MAX_LONG_PATH, float64)
+    row_sum = cuda.local.array(MAX_LONG_PATH, float64)
+    for j in range(u):
+        e = start + j
+        z[j] = zero_fraction[e]
+        d[j] = _one_fraction(X[r, feature[e]], feature[e], lower[e], upper[e], miss[e],
+                             mode[e]) - z[j]
+        single[j] = 0.0
+        row_sum[j] = 0.0
+    q = (u + 1) // 2
+    for held in range(-1, u):  # -1: the SHAP values themselves; else element held at 1
+        for i in range(u):
+            paired[i] = 0.0
+        for k in range(q):
+            t = nodes[q, k]
+            running = 1.0
+            for i in range(u):
+                prefix[i] = running
+                running *= 1.0 if i == held else z[i] + d[i] * t
+            running = 1.0
+            for i in range(u - 1, -1, -1):
+                paired[i] += weights[q, k] * prefix[i] * running
+                running *= 1.0 if i == held else z[i] + d[i] * t
+        if held < 0:
+            for i in range(u):
+                single[i] = d[i] * paired[i]
+            continue
+        for i in range(u):
+            if i != held:
+                value = 0.5 * d[i] * d[held] * paired[i]
+                row_sum[i] += value
+                for k in range(out_ptr[p], out_ptr[p + 1]):
+                    cuda.atomic.add(out, (r, out_index[k], feature[start + i],
+                                          feature[start + held]), value * out_value[k])
+    for i in range(u):
+        f = feature[start + i]
+        for k in range(out_ptr[p], out_ptr[p + 1]):
+            cuda.atomic.add(out, (r, out_index[k], f, f),
+                            (single[i] - row_sum[i]) * out_value[k])
+
+
+def tree_path_interactions(X, path_ptr, feature, lower, upper, missing_branch, missing_mode,
+                           zero_fraction, out_ptr, out_index, out_value, out):
+    """numba.cuda twin of ``_tree_numpy.tree_path_interactions`` (paths of up to
+    MAX_LONG_PATH distinct features)."""
+    from skshapley.backends._tree_numpy import LEGENDRE_NODES, LEGENDRE_WEIGHTS
+
+    if max(np.diff(path_ptr), default=0) > MAX_LONG_PATH:
+        raise ValueError(f"paths of more than {MAX_LONG_PATH} distinct features are not "
+                         "supported on the GPU; use backend='numba'.")
+    n_rows = X.shape[0]
+    n_paths = len(path_ptr) - 1
+    if n_rows and n_paths:
+        result = cuda.to_device(np.zeros(out.shape))
+        arrays = [cuda.to_device(np.ascontiguousarray(a)) for a in (
+            X, path_ptr, feature, lower, upper, zero_fraction, missing_branch, missing_mode,
+            out_ptr, out_index, out_value, LEGENDRE_NODES, LEGENDRE_WEIGHTS)]
+        _interactions[_grid(n_rows * n_paths)](*arrays, result)
+        out += result.copy_to_host()
+    return out
+
+
+@cuda.jit
 def _interventional(X, patterns, counts, n_distinct, n_background, path_ptr, feature, lower,
                     upper, miss, mode, out_ptr, out_index, out_value, weights, out):
     """One thread per (row, path) over the path's distinct background patterns (§8.1.4);

@@ -95,3 +95,28 @@ def test_interventional_tree_shap(rng):
     # values are (rows, features, outputs): efficiency against the forest's prediction
     np.testing.assert_allclose(got.values.sum(axis=1)[:, 0] + got.base_values[:, 0],
                                model.predict(rows), rtol=1e-10)
+
+
+def test_path_dependent_interactions(rng):
+    # the kernel itself (tree_shap would also run the warp kernel, which needs shuffles)
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    from skshapley.backends._tree_numpy import tree_path_shap
+    from skshapley.tree import read_model
+
+    X = rng.normal(size=(80, 4))
+    X[::9, 1] = np.nan
+    y = X[:, 0] * np.nan_to_num(X[:, 1]) + X[:, 2]
+    model = HistGradientBoostingRegressor(max_iter=3, max_depth=3, random_state=0).fit(X, y)
+    ensemble = read_model(model)
+    arrays = (ensemble.path_ptr, ensemble.feature, ensemble.lower, ensemble.upper,
+              ensemble.missing_branch, ensemble.missing_mode, ensemble.zero_fraction,
+              ensemble.out_ptr, ensemble.out_index, ensemble.out_value)
+    rows = X[:3]
+    shape = (3, ensemble.n_outputs, 4, 4)
+    expected = NUMPY.tree_path_interactions(rows, *arrays, np.zeros(shape))
+    got = CUDA.tree_path_interactions(rows, *arrays, np.zeros(shape))
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    # rows of the interaction matrix sum to the SHAP values
+    values = tree_path_shap(rows, *arrays, np.zeros((3, ensemble.n_outputs, 4)))
+    np.testing.assert_allclose(got.sum(axis=-1), values, atol=1e-12)

@@ -315,6 +315,12 @@ def test_gpu_backends_match_the_reference(backend):
         ours = tree_shap(ensemble, X[:300], backend=backend).values
         np.testing.assert_allclose(ours, reference, atol=1e-10)
         try:
+            ours = tree_shap(ensemble, X[:50], interactions=True, backend=backend)
+            reference = tree_shap(ensemble, X[:50], interactions=True, backend="numba")
+            np.testing.assert_allclose(ours.interactions, reference.interactions, atol=1e-10)
+        except BackendUnavailableError:
+            pass  # this backend has no interaction kernel yet
+        try:
             ours = tree_shap(ensemble, X[:100], background=X[1000:1050], backend=backend)
         except BackendUnavailableError:
             continue  # this backend has no interventional kernel yet
