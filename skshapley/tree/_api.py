@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from skshapley.backends import get_backend
+from skshapley._config import get_config
+from skshapley.backends import available_backends, get_backend
 from skshapley.tree._ensemble import MAX_PATTERN_FEATURES, TreeEnsemble
 from skshapley.tree._readers import read_model
 
@@ -58,6 +59,67 @@ def _check_X(X, ensemble, name="X"):
         raise ValueError(f"{name} contains infinite values; tree models cannot route them "
                          "as the library does, so they are refused.")
     return X
+
+
+# backend="auto" moves TreeSHAP to a GPU when the work is large enough to repay the copy
+# and the first call's compilation (DESIGN.md §4.1). Measured on the lent H100
+# (benchmarks/results/tree_gpu.md, 10,000 rows): at ~1e6 row x path elements the GPU and
+# numba tie; at ~8e8 CuPy is 25-30x and numba.cuda 14-16x faster than the CPU. Below
+# 1e8 the CPU time is well under a second and a GPU's first call (NVRTC or numba JIT,
+# about a second) would not pay.
+GPU_MIN_WORK = 1e8
+GPU_MAX_PATH = 64  # the GPU kernels' longest supported path
+
+
+def choose_tree_backend(requested, work, max_path, needed, available):
+    """The backend name TreeSHAP runs on.
+
+    Parameters
+    ----------
+    requested : str or None
+        The ``backend`` argument, or the configured backend when it is None.
+    work : float
+        Rows times the ensemble's total path length.
+    max_path : int
+        Longest path (distinct features).
+    needed : tuple of str
+        Kernels the call uses.
+    available : dict
+        Name -> kernel namespace of the available GPU backends.
+
+    Returns
+    -------
+    name : str
+        ``requested`` unless it is "auto"; for "auto", the first GPU backend that has every
+        needed kernel when the work is large enough, else "auto" (the CPU order).
+    """
+    if requested != "auto" or work < GPU_MIN_WORK or max_path > GPU_MAX_PATH:
+        return requested
+    for name in ("cupy", "numba_cuda"):
+        namespace = available.get(name)
+        if namespace is not None and all(_has_kernel(namespace, k) for k in needed):
+            return name
+    return requested
+
+
+def _has_kernel(namespace, name):
+    # GPU slots that are not filled yet are stubs that raise when called (missing_kernel)
+    kernel = getattr(namespace, name, None)
+    return kernel is not None and not getattr(kernel, "is_missing", False)
+
+
+def _resolve_backend(backend, ensemble, n_rows, needed):
+    requested = get_config()["backend"] if backend is None else backend
+    if requested != "auto":
+        return get_backend(requested)
+    work = float(n_rows) * float(len(ensemble.feature))
+    gpus = {}
+    if work >= GPU_MIN_WORK:
+        for name in ("cupy", "numba_cuda"):
+            if name in available_backends():
+                gpus[name] = get_backend(name)
+    return get_backend(choose_tree_backend("auto", work, ensemble.max_path_length, needed,
+                                           gpus))
 
 
 def path_dependent_shap(ensemble, X, kernels):
@@ -116,7 +178,10 @@ def tree_shap(model, X, *, background=None, feature_perturbation="auto", interac
     interactions : bool, default=False
         Also compute SHAP interaction values (path-dependent only, §8.4).
     backend : str, optional
-        Kernel backend (see :func:`skshapley.backends.available_backends`).
+        Kernel backend (see :func:`skshapley.backends.available_backends`); None uses the
+        configured one. Under "auto" a GPU backend (CuPy, then numba.cuda) runs the call
+        when rows x total path length is at least ``GPU_MIN_WORK`` (1e8, measured) and
+        the backend has the kernels the call needs; otherwise numba.
 
     Returns
     -------
@@ -144,7 +209,11 @@ def tree_shap(model, X, *, background=None, feature_perturbation="auto", interac
     if feature_perturbation == "auto":
         feature_perturbation = ("interventional" if background is not None
                                 else "tree_path_dependent")
-    kernels = get_backend(backend)
+    if feature_perturbation == "interventional":
+        needed = ("tree_background_patterns", "tree_interventional_shap")
+    else:
+        needed = ("tree_path_shap",) + (("tree_path_interactions",) if interactions else ())
+    kernels = _resolve_backend(backend, ensemble, X.shape[0], needed)
     interaction_values = None
     if feature_perturbation == "interventional":
         if background is None:

@@ -331,3 +331,39 @@ def test_gpu_backends_match_the_reference(backend):
     rows = np.random.default_rng(2).normal(size=(500, 40)) - 2.0
     np.testing.assert_allclose(tree_shap(ensemble, rows, backend=backend).values,
                                tree_shap(ensemble, rows, backend="numba").values, atol=1e-10)
+
+
+def test_auto_backend_policy_moves_large_work_to_a_gpu():
+    from types import SimpleNamespace
+
+    from skshapley.backends._gpu_common import missing_kernel
+    from skshapley.tree._api import GPU_MIN_WORK, choose_tree_backend
+
+    def kernel(*args):
+        return None
+
+    needed = ("tree_path_shap", "tree_path_interactions")
+    cupy_like = SimpleNamespace(tree_path_shap=kernel,
+                                tree_path_interactions=missing_kernel("cupy", "x"))
+    cuda_like = SimpleNamespace(tree_path_shap=kernel, tree_path_interactions=kernel)
+    gpus = {"cupy": cupy_like, "numba_cuda": cuda_like}
+    big = 10 * GPU_MIN_WORK
+    # CuPy first, unless it lacks a kernel the call needs
+    assert choose_tree_backend("auto", big, 10, needed[:1], gpus) == "cupy"
+    assert choose_tree_backend("auto", big, 10, needed, gpus) == "numba_cuda"
+    # small work, over-long paths, no GPU, or a backend named explicitly: unchanged
+    assert choose_tree_backend("auto", GPU_MIN_WORK / 10, 10, needed[:1], gpus) == "auto"
+    assert choose_tree_backend("auto", big, 65, needed[:1], gpus) == "auto"
+    assert choose_tree_backend("auto", big, 10, needed[:1], {}) == "auto"
+    assert choose_tree_backend("numba", big, 10, needed[:1], gpus) == "numba"
+
+
+def test_auto_backend_without_a_gpu_runs_on_the_cpu():
+    from skshapley import config_context
+
+    X, y = _data(seed=3, n=300, d=6, nan=0.0)
+    model = RandomForestRegressor(n_estimators=3, max_depth=4, random_state=0).fit(X, y)
+    with config_context(backend="auto"):
+        auto = tree_shap(model, X[:20])
+    np.testing.assert_allclose(auto.values, tree_shap(model, X[:20], backend="numba").values,
+                               atol=1e-12)
