@@ -7,9 +7,11 @@ go to a one-thread-per-(row, path) kernel (quadrature form, §8.1.3). numba's CU
 simulator has no warp shuffles, so without a GPU the lane program is checked by the
 NumPy warp emulator of the tests instead.
 
-The model-agnostic kernels (masked batches, marginals, precedence bits and discordant
-pairs, Philox orderings, moment sketches, arcsinh) follow below the TreeSHAP ones; they are
-checked against the NumPy twins in numba's CUDA simulator (tests/kernels/test_cuda_simulator.py).
+Interaction values and interventional values use one thread per (row, path) without
+shuffles. They and the model-agnostic kernels below them (masked batches, marginals,
+precedence bits and discordant pairs, Philox orderings, moment sketches, arcsinh) are
+checked against the NumPy twins in numba's CUDA simulator
+(tests/kernels/test_cuda_simulator.py) on every test run.
 """
 
 from __future__ import annotations
