@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
+from skshapley._config import get_config
 from skshapley.games._base import Game
 from skshapley.utils import chunk_rows
 
@@ -124,8 +125,12 @@ class RKHSValueGame(Game):
             if value == "observational":
                 self._bb = scaled_differences(background, background, scales, kernel)
                 self._bq = scaled_differences(background, self.x, scales, kernel)
-        self.empty_ = float(self.alpha @ product_kernel(
-            training, background, self.length_scale, kernel).mean(axis=1)) + self.intercept
+        self._embedding_table = None
+        if kernel == "linear":
+            empty_kernel = product_kernel(training, background, self.length_scale, kernel)
+        else:
+            empty_kernel = np.exp(-self._tb.sum(axis=0))  # reuse the exponents
+        self.empty_ = float(self.alpha @ empty_kernel.mean(axis=1)) + self.intercept
         self.full_ = (self.alpha @ product_kernel(training, self.x, self.length_scale,
                                                   kernel)) + self.intercept
 
@@ -147,7 +152,13 @@ class RKHSValueGame(Game):
                     out[start + c] = self._nystroem(z)
             elif self.value == "interventional":
                 K_S = np.exp(-np.tensordot(Z, self._test, axes=(1, 0)))  # (c, n, m)
-                m_rest = np.exp(-np.tensordot(1.0 - Z, self._tb, axes=(1, 0))).mean(axis=2)
+                table = self._embeddings_by_subset(coalitions.shape[0])
+                if table is not None:
+                    rest = (~coalitions[start : start + per]) @ (1 << np.arange(d))
+                    m_rest = table[rest]
+                else:
+                    m_rest = np.exp(-np.tensordot(1.0 - Z, self._tb,
+                                                  axes=(1, 0))).mean(axis=2)
                 out[start : start + Z.shape[0]] = np.einsum(
                     "ci,cim->cm", self.alpha[None, :] * m_rest, K_S)
             else:
@@ -161,6 +172,40 @@ class RKHSValueGame(Game):
         out[sizes == 0] = self.empty_
         out[sizes == d] = self.full_
         return out
+
+    def _embeddings_by_subset(self, n_requested):
+        """The kernel mean embeddings m_T = G_T 1 / b of every feature subset T, as a
+        (2^d, n) table indexed by T's bitmask, or None when the table does not pay.
+
+        A depth-first walk over subsets multiplies one per-feature kernel matrix per
+        subset (m_{T + j} from m_T's product), instead of an exp and a d-term sum per
+        coalition: 5-10x less work when most coalitions are requested (exact
+        enumeration). Rows of the training set go in chunks of ``working_memory``.
+        """
+        if self._embedding_table is not None:
+            return self._embedding_table
+        d = self.n_players
+        n, b = self._tb.shape[1:]
+        budget = 2**20 * get_config()["working_memory"]
+        if d > 20 or 2**d > 4 * n_requested or 8.0 * 2**d * n > budget:
+            return None
+        factors = np.exp(-self._tb)  # (d, n, b) per-feature kernel matrices
+        table = np.empty((2**d, n))
+        rows = chunk_rows(8.0 * b * (d + 1))
+        for lo in range(0, n, rows):
+            chunk = factors[:, lo : lo + rows]
+            table[0, lo : lo + rows] = 1.0
+            # (feature to add, parent's mask, parent's product); a child's product is
+            # formed when it is popped, so at most one product per depth is alive
+            stack = [(j, 0, None) for j in range(d)]
+            while stack:
+                j, parent, product = stack.pop()
+                product = chunk[j] if product is None else product * chunk[j]
+                mask = parent | (1 << j)
+                table[mask, lo : lo + rows] = product.mean(axis=1)
+                stack.extend((k, mask, product) for k in range(j + 1, d))
+        self._embedding_table = table
+        return table
 
     def _features(self, z, rows):
         """Nyström features Phi_S(rows) = K_S(rows, L) C_S^{-T}, K_S(L, L) + eps I = C C',

@@ -37,6 +37,13 @@ def test_interventional_game_is_the_marginal_game_of_the_training_rows(data, ker
     game = RKHSValueGame(X, alpha, queries, scales, kernel=kernel)
     brute = np.array([[f(np.where(z, q, X)).mean() for q in queries] for z in coalitions])
     np.testing.assert_allclose(game.values(coalitions), brute, rtol=1e-12, atol=1e-12)
+    # Both paths are covered: all coalitions at once use the subset table of mean
+    # embeddings, a few at a time (a fresh game, table not worth it) the direct formula
+    assert game._embedding_table is not None
+    few = RKHSValueGame(X, alpha, queries, scales, kernel=kernel)
+    np.testing.assert_allclose(few.values(coalitions[5:7]), brute[5:7], rtol=1e-12,
+                               atol=1e-12)
+    assert few._embedding_table is None
 
 
 def test_observational_game_is_the_beta_weighted_imputation(data):
