@@ -326,8 +326,9 @@ def main(argv=None):
             runs = {OURS: [], SHAP: [], SHAP_PAIRS: []}
             snapshot = cpu_snapshot()
             for seed in range(n_seeds):
-                jobs = [(OURS, lambda: run_ours(model, background, rows, budget, seed)),
-                        (SHAP, lambda: run_shap(model, background, rows, budget, seed))]
+                args = (model, background, rows, budget, seed)
+                jobs = [(OURS, lambda args=args: run_ours(*args)),
+                        (SHAP, lambda args=args: run_shap(*args))]
                 if seed % 2:  # alternate the order, so a drift in machine load hits both
                     jobs.reverse()
                 for name, job in jobs:

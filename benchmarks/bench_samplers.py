@@ -153,7 +153,7 @@ def run_shap(name, game, d, budget, seed):
         explainer = shap.PermutationExplainer(model, np.zeros((1, d)), seed=seed)
         values = explainer(np.ones((1, d)), max_evals=budget, silent=True).values[0]
     else:
-        np.random.seed(seed)  # KernelExplainer samples with numpy's global state
+        np.random.seed(seed)  # noqa: NPY002 -- KernelExplainer samples with numpy's global state
         explainer = shap.KernelExplainer(model, np.zeros((1, d)))
         values = explainer.shap_values(np.ones(d), nsamples=budget - 2, silent=True)
     return np.asarray(values).reshape(d), counter.count

@@ -21,7 +21,6 @@ import platform
 import time
 
 import numpy as np
-
 from bench_tree_gpu import make_data
 
 

@@ -29,7 +29,8 @@ def shapley_by_subsets(value_of_set, n_players):
     for i in range(n_players):
         others = [j for j in range(n_players) if j != i]
         for size in range(n_players):
-            weight = math.factorial(size) * math.factorial(n_players - size - 1) / math.factorial(n_players)
+            weight = (math.factorial(size) * math.factorial(n_players - size - 1)
+                      / math.factorial(n_players))
             for subset in itertools.combinations(others, size):
                 s = frozenset(subset)
                 phi[i] += weight * (value_of_set(s | {i}) - value_of_set(s))

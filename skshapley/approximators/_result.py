@@ -59,6 +59,7 @@ class ShapleyResult:
 
     def __repr__(self):
         return (
-            f"ShapleyResult(method={self.method!r}, values={np.array2string(self.values, precision=4)}, "
+            f"ShapleyResult(method={self.method!r}, "
+            f"values={np.array2string(self.values, precision=4)}, "
             f"n_evaluations={self.n_evaluations}, converged={self.converged})"
         )

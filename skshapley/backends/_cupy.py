@@ -9,20 +9,21 @@ so the last bits vary between runs. Paths with more than 31 distinct features ru
 one-thread-per-(row, path) kernel with the quadrature form of §8.1.3.
 
 Interventional values run one thread per (row, path) over the path's distinct background
-bit patterns (§8.1.4). Only the TreeSHAP kernels exist here so far; the model-agnostic kernels are issue 11.
+bit patterns (§8.1.4). Only the TreeSHAP kernels exist here so far; the model-agnostic
+kernels are issue 11.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from skshapley.backends import _tree_numba
 from skshapley.backends._gpu_common import (
     ROWS_PER_WARP,
     THREADS_PER_BLOCK,
     LayoutCache,
     missing_kernel,
 )
-from skshapley.backends import _tree_numba
 from skshapley.backends._numpy import KERNELS
 from skshapley.backends._tree_numpy import SHAPLEY_WEIGHTS
 

@@ -225,7 +225,8 @@ def get_backend(name: str | None = None):
     backend = _REGISTRY[name]
     reason = backend.unavailable_reason()
     if reason is not None:
-        hint = f" Install it with pip install 'skshapley[{backend.extra}]'." if backend.extra else ""
+        hint = (f" Install it with pip install 'skshapley[{backend.extra}]'."
+                if backend.extra else "")
         raise BackendUnavailableError(f"Backend {name!r} is unavailable: {reason}{hint}")
     if name not in _LOADED or _LOADED[name][0] is not backend:
         module = backend.load()

@@ -155,7 +155,9 @@ class Explanation:
         return InteractionValues(
             values=np.concatenate([[float(base)], values]), index="SV", max_order=1,
             min_order=0, n_players=d, interaction_lookup=lookup,
-            estimated=self.method != "exact", estimation_budget=None if self.n_evaluations is None else int(self.n_evaluations[row]),
+            estimated=self.method != "exact",
+            estimation_budget=(None if self.n_evaluations is None
+                               else int(self.n_evaluations[row])),
             baseline_value=float(base),
         )
 

@@ -148,7 +148,8 @@ class Game:
             self.output_shape = shape
         elif shape != self.output_shape:
             raise ValueError(
-                f"{type(self).__name__} returned outputs of shape {shape} after {self.output_shape}."
+                f"{type(self).__name__} returned outputs of shape {shape} after "
+                f"{self.output_shape}."
             )
         bad = np.flatnonzero(np.isnan(result.reshape(m, -1)).any(axis=1))
         if bad.size:

@@ -8,6 +8,7 @@ from skshapley.backends import get_backend
 from skshapley.games._base import Game
 from skshapley.games._response import make_response_function
 from skshapley.utils import chunk_rows
+from skshapley.utils._device import resolve_device, to_host
 
 
 class MarginalGame(Game):
@@ -33,6 +34,11 @@ class MarginalGame(Game):
     working_memory : float, optional
         MiB per chunk; defaults to ``get_config()["working_memory"]``.
     cache : bool, default=False
+    device : None, "cpu", "cuda" or str, default=None
+        Where the model's inputs live (``skshapley.utils._device.resolve_device``): with
+        a device namespace the rows and background are copied there once, each batch is
+        assembled there, the model is called on device arrays and averaged over the
+        background there; only the (coalitions, outputs) values come back to the host.
 
     Examples
     --------
@@ -44,7 +50,7 @@ class MarginalGame(Game):
     """
 
     def __init__(self, model, x, background, *, response_method="auto", feature_names=None,
-                 working_memory=None, cache=False):
+                 working_memory=None, cache=False, device=None):
         rows = np.asarray(x, dtype=np.float64)
         if rows.ndim not in (1, 2) or rows.size == 0:
             raise ValueError(
@@ -67,8 +73,15 @@ class MarginalGame(Game):
         self.background = np.ascontiguousarray(background)
         self.predict = make_response_function(model, response_method, feature_names=feature_names)
         self.working_memory = working_memory
+        self.device = device
+        self._xp = resolve_device(device)
+        if self._xp is not None:
+            self._device_rows = self._xp.asarray(self._rows)
+            self._device_background = self._xp.asarray(self.background)
 
     def _values(self, coalitions):
+        if self._xp is not None:
+            return self._device_values(coalitions)
         kernels = get_backend()
         m, d = coalitions.shape
         n_rows = self._rows.shape[0]
@@ -85,6 +98,28 @@ class MarginalGame(Game):
         values = np.concatenate(outputs, axis=0)
         return values[:, 0] if values.shape[1] == 1 else values
 
+    def _device_values(self, coalitions):
+        # The same batch as assemble_masked_batch (coalition, row, background row), built
+        # with broadcasting where the arrays live; one transfer of the averaged values.
+        xp = self._xp
+        m, d = coalitions.shape
+        n_rows = self._rows.shape[0]
+        n_background = self.background.shape[0]
+        per_coalition = chunk_rows(n_rows * n_background * d * 8, self.working_memory)
+        outputs = []
+        for start in range(0, m, per_coalition):
+            block = xp.asarray(np.ascontiguousarray(coalitions[start : start + per_coalition]))
+            c = block.shape[0]
+            batch = xp.where(block[:, None, None, :], self._device_rows[None, :, None, :],
+                             self._device_background[None, None, :, :])
+            predictions = self.predict(xp.reshape(batch, (c * n_rows * n_background, d)))
+            # a model may answer on the host (e.g. XGBoost's predict on CuPy input)
+            predictions = xp.asarray(predictions)
+            averaged = xp.mean(xp.reshape(predictions, (c, n_rows, n_background, -1)), axis=2)
+            outputs.append(to_host(averaged).reshape(c, -1))
+        values = np.concatenate(outputs, axis=0)
+        return values[:, 0] if values.shape[1] == 1 else values
+
 
 class BaselineGame(MarginalGame):
     """Baseline value function: absent features take the values of one reference row.
@@ -94,7 +129,7 @@ class BaselineGame(MarginalGame):
     model : fitted estimator or callable
     x : array-like (n_features,)
     reference : array-like (n_features,)
-    response_method, feature_names, working_memory, cache
+    response_method, feature_names, working_memory, cache, device
         As in :class:`MarginalGame`.
 
     Examples
@@ -107,7 +142,7 @@ class BaselineGame(MarginalGame):
     """
 
     def __init__(self, model, x, reference, *, response_method="auto", feature_names=None,
-                 working_memory=None, cache=False):
+                 working_memory=None, cache=False, device=None):
         reference = np.asarray(reference, dtype=np.float64)
         if reference.ndim != 1:
             raise ValueError(
@@ -115,5 +150,5 @@ class BaselineGame(MarginalGame):
             )
         super().__init__(model, x, reference[None, :], response_method=response_method,
                          feature_names=feature_names, working_memory=working_memory,
-                         cache=cache)
+                         cache=cache, device=device)
         self.reference = reference

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import is_classifier
 
+from skshapley.utils._device import namespace_of
+
 RESPONSE_METHODS = (
     "auto",
     "predict",
@@ -39,14 +41,17 @@ def resolve_response_method(model, response_method="auto") -> str:
     return "predict"
 
 
-def _log_odds(proba: np.ndarray) -> np.ndarray:
-    proba = np.clip(np.asarray(proba, dtype=np.float64), _PROBA_EPS, 1.0)
-    log_proba = np.log(proba)
+def _log_odds(proba):
+    # in the array's own namespace, so device outputs stay on the device
+    xp = namespace_of(proba)
+    if xp is np:
+        proba = np.asarray(proba, dtype=np.float64)
+    log_proba = xp.log(xp.clip(proba, _PROBA_EPS, 1.0))
     if log_proba.shape[1] == 2:
         return log_proba[:, 1] - log_proba[:, 0]
     # Centred log-probabilities: the softmax logits with their free constant fixed to
     # zero mean, one output per class.
-    return log_proba - log_proba.mean(axis=1, keepdims=True)
+    return log_proba - xp.mean(log_proba, axis=1, keepdims=True)
 
 
 def make_response_function(model, response_method="auto", *, feature_names=None):
@@ -90,7 +95,9 @@ def make_response_function(model, response_method="auto", *, feature_names=None)
             base = getattr(model, method)
             if method == "predict_proba":
                 def base(X, _f=base):
-                    proba = np.asarray(_f(X))
+                    proba = _f(X)
+                    if namespace_of(proba) is np:
+                        proba = np.asarray(proba)
                     # Binary: explain P(class 1) as a scalar, like predict does.
                     return proba[:, 1] if proba.ndim == 2 and proba.shape[1] == 2 else proba
     if feature_names is None:

@@ -134,7 +134,8 @@ class SequentialBayesianQuadrature(_GreedyMallowsSampler):
         d = self.n_players
         if self.num_generated + n > math.factorial(min(d, 20)) and d <= 20:
             raise ValueError(
-                f"SequentialBayesianQuadrature draws distinct orderings: n={self.num_generated + n} "
+                "SequentialBayesianQuadrature draws distinct orderings: "
+                f"n={self.num_generated + n} "
                 f"exceeds d! = {math.factorial(d)} for n_players={d}; enumerate exactly "
                 "(method='exact') instead."
             )

@@ -90,7 +90,8 @@ def mmd_uniformity_test(orders, lam: float = 5.0, alpha: float = 0.05,
     first, second = orders[0::2], orders[1::2]
     ranks_first, ranks_second = np.argsort(first, axis=1), np.argsort(second, axis=1)
     i, j = np.triu_indices(d, k=1)
-    n_dis = ((ranks_first[:, i] < ranks_first[:, j]) != (ranks_second[:, i] < ranks_second[:, j])).sum(axis=1)
+    n_dis = ((ranks_first[:, i] < ranks_first[:, j])
+             != (ranks_second[:, i] < ranks_second[:, j])).sum(axis=1)
     pairs = n_pairs(d)
     kernel = np.exp(-lam * n_dis / pairs) if pairs else np.ones(n // 2)
     mean = mallows_expectation(d, lam)

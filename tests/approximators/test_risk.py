@@ -26,7 +26,8 @@ def test_merge_in_many_batches_equals_one_batch(rng):
     for start in range(0, 97, 10):
         many.update(draws[start : start + 10])
     np.testing.assert_allclose(many.m2, one.m2, rtol=1e-12)
-    np.testing.assert_allclose(many.std_errors(), np.sqrt(np.diag(np.cov(draws.T)) / 97), rtol=1e-12)
+    np.testing.assert_allclose(many.std_errors(), np.sqrt(np.diag(np.cov(draws.T)) / 97),
+                               rtol=1e-12)
 
 
 def test_per_feature_closed_form_agrees_with_gaussian_sampling(rng):

@@ -177,7 +177,8 @@ def test_fit_rejects_bad_settings(diabetes, rng):
         ShapleyExplainer(Ridge(), method="shapley").fit(X.values, y)
     with pytest.raises(ValueError, match=r"max_evals=100 is too small for method='exact'"):
         ShapleyExplainer(Ridge(), method="exact", max_evals=100).fit(X.values, y)
-    with pytest.raises(ValueError, match=r"max_evals=10 is too small for method=.permutation. with 10"):
+    with pytest.raises(ValueError,
+                       match=r"max_evals=10 is too small for method=.permutation. with 10"):
         ShapleyExplainer(Ridge(), method="permutation", max_evals=10).fit(X.values, y)
     with pytest.raises(ValueError, match="'sampler' parameter must be one of"):
         ShapleyExplainer(Ridge(), sampler="owen").fit(X.values, y)
@@ -193,14 +194,16 @@ def test_failed_fit_leaves_the_fitted_state_unchanged(diabetes):
     with pytest.raises(ValueError):
         explainer.fit(X.values[:, :4], y)
     assert explainer.n_features_in_ == 10
-    np.testing.assert_array_equal(explainer.set_params(method="auto").transform(X.values[:2]), before)
+    after = explainer.set_params(method="auto").transform(X.values[:2])
+    np.testing.assert_array_equal(after, before)
 
 
 def test_to_shap_carries_error_bars(diabetes, forest):
     shap = pytest.importorskip("shap")
     X, _ = diabetes
     explanation = ShapleyExplainer(forest, prefit=True, method="permutation", max_evals=200,
-                                   background=10, random_state=0).fit(X.values).explain(X.values[:2])
+                                   background=10, random_state=0).fit(X.values).explain(
+                                       X.values[:2])
     converted = explanation.to_shap()
     assert isinstance(converted, shap.Explanation)
     np.testing.assert_array_equal(converted.values, explanation.values)
