@@ -24,6 +24,10 @@ from skshapley.backends._numpy import N_MOMENT_FIELDS, _unit_exponent
 __all__ = ["MomentSketch", "binomial_table"]
 
 CHUNK_ROWS = 65_536
+# Few columns: longer chunks (up to 2^20 values, 8 MiB, L3-resident during the kernel's
+# passes), so that a long single column is not split into many merges whose fixed cost
+# (about 0.4 ms each) would dominate; measured 2x on one 1e6-value column.
+CHUNK_VALUES = 2**20
 _MAGIC = b"SKMS1"
 _TRANSFORMS = ("none", "arcsinh")
 _SUMMATIONS = ("central", "naive")
@@ -214,8 +218,9 @@ class MomentSketch:
                 raise ValueError(f"bounds has {self.bounds.shape[0]} rows but X has "
                                  f"{X.shape[1]} features.")
             self._allocate(X.shape[1])
-        for start in range(0, X.shape[0], CHUNK_ROWS):
-            part = self._summarise(X[start:start + CHUNK_ROWS], w[start:start + CHUNK_ROWS])
+        rows = max(CHUNK_ROWS, CHUNK_VALUES // max(X.shape[1], 1))
+        for start in range(0, X.shape[0], rows):
+            part = self._summarise(X[start:start + rows], w[start:start + rows])
             self._merge_state(part)
         return self
 

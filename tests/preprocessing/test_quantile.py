@@ -102,8 +102,16 @@ def test_chunk_invariance_of_the_transformer(sizes, seed):
     for size in sizes:
         stream.partial_fit(X[start:start + size])
         start += size
+    # The invariant is the sketch: equal to round-off whatever the chunking (§7.1).
+    np.testing.assert_allclose(stream.sketch_.mean, whole.sketch_.mean, rtol=1e-12)
+    np.testing.assert_allclose(stream.sketch_.m_hat, whole.sketch_.m_hat, rtol=1e-9,
+                               atol=1e-12 * np.abs(whole.sketch_.m_hat).max())
+    # The quantiles come from an iterative max-ent solve; on a few dozen skewed rows it
+    # is ill-conditioned (hypothesis found 82 gamma rows needing 94 Newton steps, where
+    # round-off in the moments moved a quantile by 2e-5 of the range), so they agree to
+    # the solver's accuracy rather than to round-off.
     span = X.max(axis=0) - X.min(axis=0)
-    assert np.all(np.abs(stream.quantiles_ - whole.quantiles_) <= 1e-6 * span + 1e-12)
+    assert np.all(np.abs(stream.quantiles_ - whole.quantiles_) <= 1e-4 * span + 1e-12)
 
 
 def test_nan_passthrough_and_constant_and_single_row(rng):
