@@ -9,7 +9,9 @@ NumPy warp emulator of the tests instead.
 
 Interaction values and interventional values use one thread per (row, path) without
 shuffles. They and the model-agnostic kernels below them (masked batches, marginals,
-precedence bits and discordant pairs, Philox orderings, moment sketches, arcsinh) are
+precedence bits and discordant pairs, Philox orderings, moment sketches, arcsinh, exact
+Shapley values from all coalition values, column interpolation of the quantile
+transform) are
 checked against the NumPy twins in numba's CUDA simulator
 (tests/kernels/test_cuda_simulator.py) on every test run.
 """
@@ -736,6 +738,91 @@ def arcsinh(x, out):
         result = cuda.device_array(flat.shape, dtype=np.float64)
         _arcsinh_kernel[_grid(flat.size)](cuda.to_device(flat), result)
         out[...] = result.copy_to_host().reshape(out.shape)
+    return out
+
+
+SHAPLEY_THREADS = MOMENT_THREADS  # block of the exact-Shapley reduction (same tree sum)
+
+
+@cuda.jit
+def _exact_shapley(values, weights, out):
+    # One block per (player, output): its threads stride over the 2^(d-1) coalitions
+    # without the player and tree-reduce w(|S|) (v(S + j) - v(S)) in shared memory.
+    shared = cuda.shared.array(SHAPLEY_THREADS, float64)
+    j = cuda.blockIdx.x
+    k = cuda.blockIdx.y
+    d = out.shape[0]
+    low = (int64(1) << j) - 1  # the bits below j
+    half = int64(1) << (d - 1)
+    total = 0.0
+    s = int64(cuda.threadIdx.x)
+    while s < half:
+        # insert a zero at bit j: the s-th coalition without player j
+        mask = ((s & ~low) << 1) | (s & low)
+        size = 0
+        rest = mask
+        while rest:
+            rest &= rest - 1
+            size += 1
+        total += weights[size] * (values[mask | (int64(1) << j), k] - values[mask, k])
+        s += SHAPLEY_THREADS
+    total = _block_sum(shared, total)
+    if cuda.threadIdx.x == 0:
+        out[j, k] = total
+
+
+def exact_shapley_from_values(values, n_players, out):
+    """numba.cuda twin of :func:`skshapley.backends._numpy.exact_shapley_from_values`."""
+    from skshapley.backends._numpy import _shapley_weights
+
+    if n_players and out.size:
+        result = cuda.device_array(out.shape, dtype=np.float64)
+        _exact_shapley[(n_players, out.shape[1]), SHAPLEY_THREADS](
+            cuda.to_device(np.ascontiguousarray(values, dtype=np.float64)),
+            cuda.to_device(_shapley_weights(n_players)), result)
+        out[...] = result.copy_to_host()
+    return out
+
+
+@cuda.jit
+def _interp(X, xp, fp, out):
+    element = cuda.grid(1)
+    n, d = X.shape
+    if element >= n * d:
+        return
+    i = element // d
+    j = element % d
+    v = X[i, j]
+    m = xp.shape[1]
+    if v != v:
+        out[i, j] = v
+    elif v <= xp[j, 0]:
+        out[i, j] = fp[0]
+    elif v >= xp[j, m - 1]:
+        out[i, j] = fp[m - 1]
+    else:
+        lo = 0  # xp[j, lo] < v < xp[j, hi]: bisect to adjacent knots
+        hi = m - 1
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if xp[j, mid] <= v:
+                lo = mid
+            else:
+                hi = mid
+        # NumPy's formula and operation order, so results agree to the last bit
+        slope = (fp[lo + 1] - fp[lo]) / (xp[j, lo + 1] - xp[j, lo])
+        out[i, j] = slope * (v - xp[j, lo]) + fp[lo]
+
+
+def interp_columns(X, xp, fp, out):
+    """numba.cuda twin of :func:`skshapley.backends._numpy.interp_columns`."""
+    if out.size:
+        result = cuda.device_array(out.shape, dtype=np.float64)
+        _interp[_grid(out.size)](cuda.to_device(np.ascontiguousarray(X, dtype=np.float64)),
+                                 cuda.to_device(np.ascontiguousarray(xp, dtype=np.float64)),
+                                 cuda.to_device(np.ascontiguousarray(fp, dtype=np.float64)),
+                                 result)
+        out[...] = result.copy_to_host()
     return out
 
 

@@ -79,6 +79,31 @@ def test_moment_chunk_and_arcsinh(rng):
                                NUMPY.arcsinh(values, np.empty_like(values)), rtol=1e-15)
 
 
+@pytest.mark.parametrize("d, k", [(1, 1), (4, 2), (9, 1)])
+def test_exact_shapley_from_values(rng, d, k):
+    values = rng.normal(size=(2**d, k))
+    got = CUDA.exact_shapley_from_values(values, d, np.empty((d, k)))
+    expected = NUMPY.exact_shapley_from_values(values, d, np.empty((d, k)))
+    # sums of 2^(d-1) terms in another order: a few ulps of the largest partial sum
+    scale = np.abs(values).max()
+    np.testing.assert_allclose(got, expected, rtol=0, atol=2**d * 4e-16 * scale)
+
+
+def test_interp_columns(rng):
+    xp = np.sort(rng.normal(size=(3, 40)), axis=1)
+    fp = np.linspace(0.0, 1.0, 40)
+    X = rng.normal(scale=1.5, size=(25, 3))
+    X[0] = xp[:, 0]  # on the first knot
+    X[1] = xp[:, -1]  # on the last knot
+    X[2] = xp[:, 17]  # on an inner knot
+    X[3, 1] = np.nan
+    X[4] = [-50.0, 50.0, 0.0]  # outside the knots
+    got = CUDA.interp_columns(X, xp, fp, np.empty_like(X))
+    expected = NUMPY.interp_columns(X, xp, fp, np.empty_like(X))
+    np.testing.assert_allclose(got, expected, rtol=1e-15, atol=1e-16)
+    assert np.isnan(got[3, 1])
+
+
 def test_interventional_tree_shap(rng):
     from sklearn.ensemble import RandomForestRegressor
 
