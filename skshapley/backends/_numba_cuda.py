@@ -11,7 +11,7 @@ Interaction values and interventional values use one thread per (row, path) with
 shuffles. They and the model-agnostic kernels below them (masked batches, marginals,
 precedence bits and discordant pairs, Philox orderings, moment sketches, arcsinh, exact
 Shapley values from all coalition values, column interpolation of the quantile
-transform) are
+transform, LS-SPA chain lifts by Cholesky) are
 checked against the NumPy twins in numba's CUDA simulator
 (tests/kernels/test_cuda_simulator.py) on every test run.
 """
@@ -823,6 +823,82 @@ def interp_columns(X, xp, fp, out):
                                  cuda.to_device(np.ascontiguousarray(fp, dtype=np.float64)),
                                  result)
         out[...] = result.copy_to_host()
+    return out
+
+
+@cuda.jit
+def _lsspa_cholesky(orders, gram, cross, test_factor, test_target, scale, out, status,
+                    lower, z, g, drops):
+    # One thread per chain (§5.4): Cholesky of the permuted Gram matrix, the rotated
+    # target, then the test-residual drop of each step; workspaces are the chain's rows of
+    # global arrays (p is only known at run time).
+    c = cuda.grid(1)
+    n, p = orders.shape
+    if c >= n:
+        return
+    L = lower[c]
+    status[c] = 0
+    for j in range(p):
+        for i in range(j + 1):
+            acc = gram[orders[c, j], orders[c, i]]
+            for k in range(i):
+                acc -= L[j, k] * L[i, k]
+            if i < j:
+                L[j, i] = acc / L[i, i]
+            elif acc > 0.0:
+                L[j, j] = math.sqrt(acc)
+            else:
+                status[c] = 1
+                return
+    zc = z[c]
+    for j in range(p):
+        acc = cross[orders[c, j]]
+        for i in range(j):
+            acc -= L[j, i] * zc[i]
+        zc[j] = acc / L[j, j]
+    gc = g[c]
+    dc = drops[c]
+    for k in range(p):
+        dc[k] = 0.0
+    for r in range(test_factor.shape[0]):
+        residual = -test_target[r]
+        for j in range(p):
+            acc = test_factor[r, orders[c, j]]
+            for i in range(j):
+                acc -= L[j, i] * gc[i]
+            gc[j] = acc / L[j, j]
+            step = zc[j] * gc[j]
+            dc[j] -= step * (2.0 * residual + step)
+            residual += step
+    for j in range(p):
+        out[c, orders[c, j]] = dc[j] * scale
+
+
+LSSPA_CHAINS_PER_LAUNCH = 4096  # bounds the (chains, p, p) workspace
+
+
+def lsspa_chain_lifts_cholesky(orders, gram, cross, test_factor, test_target, scale, out,
+                               status):
+    """numba.cuda twin of :func:`skshapley.backends._numpy.lsspa_chain_lifts_cholesky`."""
+    n, p = orders.shape
+    if not n or not p:
+        status[:] = 0
+        return out
+    device_args = [cuda.to_device(np.ascontiguousarray(a, dtype=np.float64))
+                   for a in (gram, cross, test_factor, test_target)]
+    for start in range(0, n, LSSPA_CHAINS_PER_LAUNCH):
+        chunk = np.ascontiguousarray(orders[start : start + LSSPA_CHAINS_PER_LAUNCH],
+                                     dtype=np.int64)
+        c = chunk.shape[0]
+        result = cuda.to_device(np.ascontiguousarray(out[start : start + c]))
+        flags = cuda.device_array(c, dtype=np.int64)
+        _lsspa_cholesky[_grid(c)](cuda.to_device(chunk), *device_args, float(scale), result,
+                                  flags, cuda.device_array((c, p, p), dtype=np.float64),
+                                  cuda.device_array((c, p), dtype=np.float64),
+                                  cuda.device_array((c, p), dtype=np.float64),
+                                  cuda.device_array((c, p), dtype=np.float64))
+        out[start : start + c] = result.copy_to_host()
+        status[start : start + c] = flags.copy_to_host()
     return out
 
 

@@ -104,6 +104,30 @@ def test_interp_columns(rng):
     assert np.isnan(got[3, 1])
 
 
+def test_lsspa_chain_lifts_cholesky(rng):
+    p, m = 5, 12
+    A = rng.normal(size=(30, p))
+    factor = np.linalg.qr(A, mode="r")
+    target = rng.normal(size=p)
+    test_factor, test_target = rng.normal(size=(m, p)), rng.normal(size=m)
+    gram, cross = factor.T @ factor, factor.T @ target
+    orders = _orders(rng, 7, p)
+    got_status, expected_status = np.full(7, -1), np.full(7, -1)
+    got = CUDA.lsspa_chain_lifts_cholesky(orders, gram, cross, test_factor, test_target,
+                                          0.5, np.zeros((7, p)), got_status)
+    expected = NUMPY.lsspa_chain_lifts_cholesky(orders, gram, cross, test_factor,
+                                                test_target, 0.5, np.zeros((7, p)),
+                                                expected_status)
+    np.testing.assert_array_equal(got_status, expected_status)
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+    # a singular Gram matrix is flagged, not answered
+    singular = gram.copy()
+    singular[:, 0] = singular[0, :] = 0.0
+    CUDA.lsspa_chain_lifts_cholesky(orders[:2], singular, cross, test_factor, test_target,
+                                    0.5, np.zeros((2, p)), got_status[:2])
+    assert np.all(got_status[:2] == 1)
+
+
 def test_interventional_tree_shap(rng):
     from sklearn.ensemble import RandomForestRegressor
 
