@@ -47,7 +47,7 @@ for penalty in penalties:
           f"{rmse[penalty][-1]:.2f} with sigma = {sigmas[-1]}")
 
 # %%
-# The regulariser moves importance from x4 to its correlated twin x3 (mean |phi| on the
+# The regulariser moves importance from x4 to its correlated twin x3 (mean absolute value on the
 # clean test rows), and the error grows much more slowly with the shift. The price is a
 # larger error on clean data, since x3 carries only part of x4's signal: the trade pays
 # once the shift is large (here beyond sigma of about 1).

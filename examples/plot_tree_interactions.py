@@ -15,7 +15,7 @@ The target below has one planted interaction, ``x0 * x1``, plus additive terms.
 
 import matplotlib.pyplot as plt
 import numpy as np
-from sklearn.ensemble import HistGradientBoostingRegressor
+from sklearn.ensemble import GradientBoostingRegressor
 
 from skshapley import ShapleyExplainer
 
@@ -26,7 +26,7 @@ y = 4.0 * X[:, 0] * X[:, 1] + 2.0 * X[:, 2] + np.sin(3.0 * X[:, 3]) \
     + rng.normal(scale=0.1, size=n)
 names = [f"x{j}" for j in range(d)]
 
-explainer = ShapleyExplainer(HistGradientBoostingRegressor(max_iter=100, random_state=0),
+explainer = ShapleyExplainer(GradientBoostingRegressor(max_depth=4, random_state=0),
                              feature_perturbation="tree_path_dependent").fit(X, y)
 explanation = explainer.explain(X[:300], interactions=True)
 interactions = explanation.interactions  # (300, 5, 5)
@@ -35,7 +35,7 @@ gap = np.abs(interactions.sum(axis=2) - explanation.values).max()
 print(f"rows of the interaction matrix sum to the Shapley values (max gap {gap:.1e})")
 
 # %%
-# Mean |interaction| over the rows: the planted pair (x0, x1) stands out off the
+# The mean absolute interaction value over the rows: the planted pair (x0, x1) stands out off the
 # diagonal; x4, which the target does not use, is near zero everywhere.
 mean_abs = np.abs(interactions).mean(axis=0)
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
