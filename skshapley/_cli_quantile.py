@@ -253,7 +253,7 @@ def run(args, out, usage_error) -> None:
         frame.to_csv(args.quantiles, index=False)
         print(f"quantiles written to {args.quantiles}", file=out)
     if args.transformed is not None:
-        _write_transformed(args, transformer, columns, source, usage_error)
+        _write_transformed(args, transformer, columns, source, usage_error, n_rows)
         print(f"transformed rows written to {args.transformed}", file=out)
     if args.plot is not None:
         feature = columns.index(args.feature) if args.feature is not None else 0
@@ -313,13 +313,18 @@ def _print_table(out, source, n_rows, columns, transformer, probabilities, estim
           f"solved from the moments{note}", file=out)
 
 
-def _write_transformed(args, transformer, columns, source, usage_error):
+def _write_transformed(args, transformer, columns, source, usage_error, n_rows):
+    from tqdm.auto import tqdm
+
     chunks, _ = _chunks(args, usage_error)
     header = True
-    with open(args.transformed, "w", newline="") as handle:
+    with open(args.transformed, "w", newline="") as handle, \
+            tqdm(total=n_rows, desc="transforming", unit="rows", disable=not args.progress,
+                 leave=False) as bar:
         for chunk in chunks:
             chunk = chunk.copy()
             values = _check_chunk(chunk, columns, source, usage_error)
             chunk[columns] = transformer.transform(values)
             chunk.to_csv(handle, index=False, header=header)
             header = False
+            bar.update(len(chunk))

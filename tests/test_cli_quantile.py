@@ -158,3 +158,14 @@ def test_help_explains_the_command(capsys):
     assert main(["quantile", "--help"]) == ExitCode.OK
     out = capsys.readouterr().out
     assert "larger than memory" in out and "--transformed CSV" in out
+
+
+def test_progress_bars_go_to_stderr_and_leave_stdout_clean(tmp_path, frame, capsys):
+    data = tmp_path / "data.csv"
+    frame.drop(columns="id").to_csv(data, index=False)
+    assert main(["quantile", "--data", str(data), "--chunksize", "1000", "--progress",
+                 "--transformed", str(tmp_path / "t.csv"),
+                 "--plot", str(tmp_path / "p.png")]) == ExitCode.OK
+    captured = capsys.readouterr()
+    assert "sketching" in captured.err and "transforming" in captured.err
+    assert "sketching" not in captured.out and "rows: 5000" in captured.out
