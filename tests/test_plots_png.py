@@ -190,3 +190,9 @@ def test_quantile_sketch_accepts_a_sketch_and_dataframe_names(rng):
         plotting.quantile_sketch(object(), frame)
     with pytest.raises(ValueError, match="'feature' parameter 'c' is not a feature name"):
         plotting.quantile_sketch(sketch, frame, feature="c")
+
+
+def test_the_plot_accessor_draws_dependence(explanation):
+    ax = explanation.plot.dependence("bmi", color_by="age")
+    np.testing.assert_array_equal(ax.collections[-1].get_offsets()[:, 1],
+                                  explanation.values[:, 1])
