@@ -1,7 +1,10 @@
 """The ``skshapley`` command line (STYLE.md §6: exit codes, one-line errors).
 
 ``skshapley explain`` fits a model on a CSV (or scikit-learn's bundled diabetes data),
-explains some rows, prints a ranked table and writes a summary PNG.
+explains some rows, prints a ranked table and writes a summary PNG. ``attribute`` splits
+a linear model's test R² among the features (LS-SPA), ``quantile`` fits a
+MomentQuantileTransformer on a CSV in chunks (``_cli_quantile``), and ``bench`` compares
+the estimators against exact values in seconds (``_cli_bench``).
 """
 
 from __future__ import annotations
@@ -13,6 +16,9 @@ import sys
 import traceback
 from enum import IntEnum
 from pathlib import Path
+from types import SimpleNamespace
+
+from skshapley import _cli_bench, _cli_quantile
 
 
 class ExitCode(IntEnum):
@@ -57,8 +63,13 @@ def _version():
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``skshapley``; its errors raise :class:`UsageError`."""
-    parser = _ArgumentParser(prog="skshapley",
-                             description="Shapley values for scikit-learn models.")
+    parser = _ArgumentParser(
+        prog="skshapley",
+        description="Shapley values for scikit-learn models. Each command runs on a "
+                    "bundled data set when given no --data, so you can try it at once; "
+                    "`skshapley COMMAND --help` lists its options.",
+        epilog="exit codes: 0 ok, 1 computation failed, 2 bad arguments or input, "
+               "4 backend unavailable, 130 interrupted")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND",
@@ -99,6 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--progress", action="store_true", help="show a progress bar")
     explain.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     _add_attribute_parser(commands)
+    helpers = SimpleNamespace(positive_int=_positive_int)
+    _cli_quantile.add_parser(commands, helpers)
+    _cli_bench.add_parser(commands, helpers)
     return parser
 
 
@@ -399,6 +413,12 @@ def main(argv=None) -> ExitCode:
             return ExitCode.USAGE_ERROR
         if args.command == "attribute":
             return _attribute(args, sys.stdout)
+        if args.command == "quantile":
+            _cli_quantile.run(args, sys.stdout, UsageError)
+            return ExitCode.OK
+        if args.command == "bench":
+            _cli_bench.run(args, sys.stdout, UsageError)
+            return ExitCode.OK
         return _explain(args, sys.stdout)
     except SystemExit as exit_:  # --help and --version end parsing with code 0
         return ExitCode.OK if exit_.code in (0, None) else ExitCode.USAGE_ERROR

@@ -1,4 +1,5 @@
-"""Plots of explanations with matplotlib: bar, beeswarm, waterfall, summary, convergence.
+"""Plots with matplotlib: bar, beeswarm, waterfall, dependence, summary, convergence,
+quantile sketches and R² attributions.
 
 Every function takes an optional ``ax`` (a new figure is made when it is None), draws
 error bars where the explanation has non-zero standard errors, and returns the Axes
@@ -14,7 +15,17 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["bar", "beeswarm", "convergence", "summary", "waterfall"]
+__all__ = [
+    "attribution_bar",
+    "bar",
+    "beeswarm",
+    "cdf_gap",
+    "convergence",
+    "dependence",
+    "quantile_sketch",
+    "summary",
+    "waterfall",
+]
 
 # Two-sided 95 % normal quantile: error bars span values ± 1.96 standard errors.
 _Z95 = 1.959963984540054
@@ -414,35 +425,100 @@ def summary(explanation, *, max_display=20, output=0, title=None):
     return fig
 
 
-def convergence(history, *, ax=None, label=None):
-    """The estimated error after each check of the stopping rule, on a log scale.
+def _feature_index(feature, names, parameter="feature"):
+    """Column index of ``feature`` (an int, or a name in ``names``)."""
+    if isinstance(feature, str):
+        if names is None or feature not in list(names):
+            raise ValueError(
+                f"The {parameter!r} parameter {feature!r} is not a feature name; the names "
+                f"are {list(names) if names is not None else 'not known'}."
+            )
+        return list(names).index(feature)
+    n_features = len(names)
+    if isinstance(feature, bool) or not isinstance(feature, (int, np.integer)) \
+            or not -n_features <= feature < n_features:
+        raise ValueError(
+            f"The {parameter!r} parameter must be a feature name or an int in "
+            f"[{-n_features}, {n_features - 1}]; got {feature!r}."
+        )
+    return int(feature) % n_features
+
+
+def dependence(explanation, feature, *, color_by=None, ax=None, output=0, cmap="coolwarm"):
+    """Each row's Shapley value of one feature against the feature's value.
+
+    A point per explained row: x is the feature's value, y its Shapley value, with a
+    vertical 95 % error bar (±1.96 standard errors) when the explanation has non-zero
+    standard errors. Vertical spread at one x shows interactions: colour the points by
+    a second feature (``color_by``) to see which.
 
     Parameters
     ----------
-    history : sequence of float
-        Error estimates in the order they were made (e.g. ``ShapleyResult.history``);
-        the x axis is the check index, 1, 2, ...
+    explanation : Explanation
+        The explained rows; ``data`` gives the x positions.
+    feature : int or str
+        The feature to show, by index or name.
+    color_by : int or str, optional
+        Colour the points by the rank of this feature's value (blue low, red high).
     ax : matplotlib Axes, optional
-        Where to draw; a new figure is made when None. Several calls on one Axes
-        compare runs.
-    label : str, optional
-        Legend entry of this line.
+        Where to draw; a new figure is made when None.
+    output : int, default=0
+        Which output of a multi-output explanation.
+    cmap : str or Colormap, default="coolwarm"
 
     Returns
     -------
     ax : matplotlib Axes
 
+    See Also
+    --------
+    beeswarm : every feature at once, coloured by its own value.
+
     Examples
     --------
-    >>> from skshapley.plotting import convergence
-    >>> convergence([1.0, 0.5, 0.25]).get_lines()[0].get_ydata().tolist()
-    [1.0, 0.5, 0.25]
+    >>> import numpy as np
+    >>> from skshapley import Explanation
+    >>> from skshapley.plotting import dependence
+    >>> e = Explanation(np.array([[1.0, -3.0], [2.0, 0.5]]), np.zeros(2),
+    ...                 np.array([[10.0, 0.0], [20.0, 1.0]]), ["a", "b"])
+    >>> dependence(e, "a").collections[0].get_offsets().tolist()
+    [[10.0, 1.0], [20.0, 2.0]]
     """
+    import matplotlib.pyplot as plt
+
+    values, std_errors, _ = _select_output(explanation, output)
+    names = list(explanation.feature_names)
+    j = _feature_index(feature, names)
+    data = np.asarray(explanation.data, dtype=np.float64)
+    ax = _new_axes(ax, (6.0, 4.0))
+    x, y = data[:, j], values[:, j]
+    if _has_errors(std_errors):
+        ax.errorbar(x, y, yerr=_Z95 * std_errors[:, j], fmt="none", ecolor="grey",
+                    elinewidth=0.8, alpha=0.6, zorder=1)
+    if color_by is None:
+        ax.scatter(x, y, s=16, color=_NEGATIVE_COLOR, linewidths=0, zorder=2)
+    else:
+        k = _feature_index(color_by, names, "color_by")
+        points = ax.scatter(x, y, s=16, c=_shades(data[:, k]), cmap=plt.get_cmap(cmap),
+                            vmin=0, vmax=1, linewidths=0, zorder=2)
+        colorbar = ax.figure.colorbar(points, ax=ax, pad=0.02, aspect=30)
+        colorbar.set_label(names[k])
+        colorbar.set_ticks([0, 1], labels=["low", "high"])
+    ax.axhline(0.0, color="grey", linewidth=0.8, zorder=0)
+    ax.set_xlabel(names[j])
+    ax.set_ylabel(f"SHAP value of {names[j]}" + _output_label(explanation, output))
+    if _has_errors(std_errors):
+        ax.set_title("error bars: 95 % (±1.96 SE)", fontsize="small", loc="right")
+    return ax
+
+
+def _convergence_errors(history, ax, label):
+    """The old form: error estimates after each check, on a log scale."""
     history = np.asarray(history, dtype=np.float64)
     if history.ndim != 1:
         raise ValueError(
-            f"The 'history' parameter must be a 1-d sequence of floats; got shape "
-            f"{history.shape}."
+            f"The 'history' parameter must be a 1-d sequence of floats or a ShapleyResult; "
+            f"got shape {history.shape}."
         )
     ax = _new_axes(ax, (5.5, 3.5))
     ax.plot(np.arange(1, history.size + 1), history, marker="o", label=label)
@@ -451,6 +527,265 @@ def convergence(history, *, ax=None, label=None):
     ax.set_ylabel("estimated error (95 % quantile)")
     if label is not None:
         ax.legend()
+    return ax
+
+
+def convergence(history, *, kind="auto", players=None, max_display=5, feature_names=None,
+                output=0, ax=None, label=None):
+    """How an estimate settles as coalition evaluations are spent.
+
+    Given a :class:`~skshapley.approximators.ShapleyResult` from a run that checked its
+    error more than once (``tol`` or ``check_interval`` set), ``kind="values"`` draws
+    the running estimate of some players against the evaluations spent, each in a band
+    of ±1.96 standard errors, with the final values as dotted lines; ``kind="error"``
+    draws the estimated 95 % quantile of the overall error ||phi_hat - phi||_2 against
+    the evaluations, on a log scale (several calls on one Axes compare runs). A plain
+    sequence of error estimates is drawn against the check index.
+
+    Parameters
+    ----------
+    history : ShapleyResult or sequence of float
+        A result with ``history_evaluations`` (``permutation_shapley`` and
+        ``shapley_values(..., method="permutation")``), or error estimates in the order
+        they were made.
+    kind : {"auto", "values", "error"}, default="auto"
+        "auto" is "values" for a result and "error" for a sequence.
+    players : sequence of int, optional
+        Players to draw with ``kind="values"``; by default the ``max_display`` of
+        largest final |value| (ties: lower index first).
+    max_display : int, default=5
+    feature_names : sequence of str, optional
+        Legend names of the players (default "x0", "x1", ...).
+    output : int, default=0
+        Which output of a multi-output result.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure is made when None.
+    label : str, optional
+        Legend entry of the line with ``kind="error"``.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+
+    Examples
+    --------
+    >>> from skshapley.games import UnanimityGame
+    >>> from skshapley.approximators import permutation_shapley
+    >>> from skshapley.plotting import convergence
+    >>> game = UnanimityGame([[1, 1, 0], [0, 1, 1]])
+    >>> result = permutation_shapley(game, budget=82, sampler="mc", check_interval=8,
+    ...                              random_state=0)
+    >>> convergence(result, kind="error").get_lines()[0].get_xdata().tolist()
+    [18, 34, 50, 66, 82]
+    >>> convergence([1.0, 0.5]).get_lines()[0].get_ydata().tolist()
+    [1.0, 0.5]
+    """
+    if kind not in ("auto", "values", "error"):
+        raise ValueError(
+            f"The 'kind' parameter must be 'auto', 'values' or 'error'; got {kind!r}."
+        )
+    evaluations = getattr(history, "history_evaluations", None)
+    if evaluations is None:
+        if kind == "values":
+            raise ValueError("kind='values' needs a ShapleyResult, not a sequence of errors.")
+        return _convergence_errors(history, ax, label)
+    if len(evaluations) == 0:
+        raise ValueError(
+            f"This {history.method!r} result has no convergence history: it was not "
+            "computed by sampling orderings with more than one check. Use "
+            "method='permutation' with tol=... or check_interval=...."
+        )
+    _check_max_display(max_display)
+    evaluations = np.asarray(evaluations)
+    if kind in ("auto", "values"):
+        return _convergence_values(history, evaluations, players, max_display,
+                                   feature_names, output, ax)
+    ax = _new_axes(ax, (5.5, 3.5))
+    ax.plot(evaluations, np.asarray(history.history, dtype=np.float64), marker="o",
+            markersize=3, label=label)
+    ax.set_yscale("log")
+    ax.set_xlabel("coalition evaluations")
+    ax.set_ylabel("estimated error (95 % quantile)")
+    if label is not None:
+        ax.legend()
+    return ax
+
+
+def _convergence_values(result, evaluations, players, max_display, feature_names, output,
+                        ax):
+    estimates = np.asarray(result.history_values, dtype=np.float64)
+    errors = np.asarray(result.history_std_errors, dtype=np.float64)
+    if estimates.ndim == 3:  # (checks, players, outputs)
+        n_outputs = estimates.shape[2]
+        if isinstance(output, bool) or not isinstance(output, (int, np.integer)) \
+                or not 0 <= output < n_outputs:
+            raise ValueError(f"The 'output' parameter must be an int in [0, {n_outputs - 1}]"
+                             f"; got {output!r}.")
+        estimates, errors = estimates[:, :, output], errors[:, :, output]
+    n_players = estimates.shape[1]
+    names = (list(feature_names) if feature_names is not None
+             else [f"x{j}" for j in range(n_players)])
+    if players is None:
+        final = np.abs(estimates[-1])
+        players = np.argsort(-final, kind="stable")[:max_display]
+    players = [_feature_index(j, names, "players") for j in players]
+    ax = _new_axes(ax, (6.5, 4.0))
+    # inf standard errors (one draw) would blow the band up; leave those checks unbanded.
+    errors = np.where(np.isfinite(errors), errors, np.nan)
+    for j in players:
+        (line,) = ax.plot(evaluations, estimates[:, j], marker="o", markersize=3,
+                          label=names[j])
+        ax.fill_between(evaluations, estimates[:, j] - _Z95 * errors[:, j],
+                        estimates[:, j] + _Z95 * errors[:, j], color=line.get_color(),
+                        alpha=0.2, linewidth=0)
+        ax.axhline(estimates[-1, j], color=line.get_color(), linestyle=":", linewidth=0.8)
+    ax.set_xlabel("coalition evaluations")
+    ax.set_ylabel("estimate ± 1.96 SE")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def _quantile_function_cdf(x, quantiles, probabilities, side):
+    """CDF at ``x`` of a piecewise-linear quantile function (``side="right"``: F(x),
+    ``"left"``: F(x-)). Flat stretches of ``quantiles`` are atoms: F jumps there."""
+    position = np.searchsorted(quantiles, x, side=side) - 1
+    below, above = position < 0, position >= quantiles.size - 1
+    position = np.clip(position, 0, quantiles.size - 2)
+    low, high = quantiles[position], quantiles[position + 1]
+    step = np.where(high > low, (x - low) / np.where(high > low, high - low, 1.0), 0.0)
+    cdf = probabilities[position] + np.clip(step, 0.0, 1.0) * (
+        probabilities[position + 1] - probabilities[position])
+    return np.where(below, 0.0, np.where(above, 1.0, cdf))
+
+
+def cdf_gap(sorted_values, quantiles, probabilities):
+    """Kolmogorov-Smirnov distance between data and a quantile function.
+
+    The largest |F_q(x) - F_data(x)| over the data's values x, checked on both sides of
+    every jump, where F_q inverts the piecewise-linear quantile function through the
+    points ``(probabilities, quantiles)`` (flat stretches are atoms).
+
+    Parameters
+    ----------
+    sorted_values : ndarray (n,)
+        The data, sorted, without NaN.
+    quantiles, probabilities : ndarray (m,)
+        Non-decreasing quantiles at increasing probabilities from 0 to 1.
+
+    Returns
+    -------
+    gap : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skshapley.plotting import cdf_gap
+    >>> p = np.linspace(0, 1, 5)
+    >>> cdf_gap(np.array([0.0, 0.0, 1.0, 1.0]), np.array([0.0, 0.0, 0.0, 1.0, 1.0]), p)
+    0.25
+    """
+    values = np.unique(sorted_values)
+    n = sorted_values.size
+    empirical_right = np.searchsorted(sorted_values, values, side="right") / n
+    empirical_left = np.searchsorted(sorted_values, values, side="left") / n
+    right = _quantile_function_cdf(values, quantiles, probabilities, "right")
+    left = _quantile_function_cdf(values, quantiles, probabilities, "left")
+    return float(max(np.max(np.abs(right - empirical_right)),
+                     np.max(np.abs(left - empirical_left))))
+
+
+def quantile_sketch(transformer_or_sketch, X, *, feature=0, ax=None, n_points=512,
+                    xscale="auto"):
+    """A feature's CDF as the moment sketch estimates it, over the data's empirical CDF.
+
+    The sketch's CDF is drawn from its quantiles at ``n_points`` probabilities; the
+    empirical CDF of the column of ``X`` is a step line. The title gives the largest
+    vertical gap between the two (the Kolmogorov-Smirnov distance, measured at the
+    data points), the error a quantile transform of this column inherits.
+
+    Parameters
+    ----------
+    transformer_or_sketch : MomentQuantileTransformer or MomentSketch
+        Fitted transformer, or a sketch that has seen data.
+    X : array-like of shape (n_samples, n_features)
+        Data to compare with (usually what the sketch was fitted on).
+    feature : int or str, default=0
+        Column, by index or, for a transformer fitted on a DataFrame, by name.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure is made when None.
+    n_points : int, default=512
+        Probabilities at which the sketch's quantiles are drawn.
+    xscale : {"auto", "linear", "log"}, default="auto"
+        "auto" is "log" for positive data whose upper tail (median to 99th percentile)
+        is more than three times as long as its lower tail (1st percentile to median),
+        such as incomes or counts of events, so the bulk is not squeezed to the left.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skshapley.preprocessing import MomentQuantileTransformer
+    >>> from skshapley.plotting import quantile_sketch
+    >>> X = np.random.default_rng(0).exponential(size=(5000, 1))
+    >>> ax = quantile_sketch(MomentQuantileTransformer(small_n=0).fit(X), X)
+    >>> ax.get_title().startswith("max |F_sketch - F_data| = 0.00")
+    True
+    """
+    if isinstance(n_points, bool) or not isinstance(n_points, (int, np.integer)) \
+            or n_points < 2:
+        raise ValueError(f"The 'n_points' parameter must be an int >= 2; got {n_points!r}.")
+    names = getattr(transformer_or_sketch, "feature_names_in_", None)
+    if hasattr(X, "columns"):
+        names = [str(c) for c in X.columns] if names is None else list(names)
+    data = np.asarray(X, dtype=np.float64)
+    if data.ndim == 1:
+        data = data[:, None]
+    if data.ndim != 2:
+        raise ValueError(f"X must be 2-d (n_samples, n_features); got shape {data.shape}.")
+    if names is None:
+        names = [f"x{j}" for j in range(data.shape[1])]
+    j = _feature_index(feature, list(names))
+    column = data[:, j]
+    column = np.sort(column[np.isfinite(column)])
+    if column.size == 0:
+        raise ValueError(f"Feature {names[j]!r} of X has no finite values.")
+    probabilities = np.linspace(0.0, 1.0, n_points)
+    if hasattr(transformer_or_sketch, "quantiles"):
+        sketch_quantiles = transformer_or_sketch.quantiles(probabilities)[:, j]
+    elif hasattr(transformer_or_sketch, "quantile"):
+        sketch_quantiles = transformer_or_sketch.quantile(probabilities)[:, j]
+    else:
+        raise TypeError(
+            "The 'transformer_or_sketch' parameter must be a fitted MomentQuantileTransformer "
+            f"or a MomentSketch; got {type(transformer_or_sketch).__name__}."
+        )
+    if xscale not in ("auto", "linear", "log"):
+        raise ValueError(f"The 'xscale' parameter must be 'auto', 'linear' or 'log'; got "
+                         f"{xscale!r}.")
+    if xscale == "auto":
+        low, middle, high = np.quantile(column, [0.01, 0.5, 0.99])
+        long_right_tail = column[0] > 0 and high - middle > 3.0 * (middle - low)
+        xscale = "log" if long_right_tail else "linear"
+    gap = cdf_gap(column, sketch_quantiles, probabilities)
+    empirical = np.arange(1, column.size + 1) / column.size
+    ax = _new_axes(ax, (6.0, 4.0))
+    ax.step(column, empirical, where="post", color="black", linewidth=1.0,
+            label=f"empirical CDF ({column.size} values)")
+    ax.plot(sketch_quantiles, probabilities, color=_POSITIVE_COLOR, linewidth=1.5,
+            linestyle="--", label="moment sketch")
+    if xscale == "log":
+        if column[0] <= 0:
+            raise ValueError(f"xscale='log' needs positive values; feature {names[j]!r} "
+                             f"has minimum {column[0]:.4g}.")
+        ax.set_xscale("log")
+    ax.set_xlabel(str(names[j]) + (" (log scale)" if xscale == "log" else ""))
+    ax.set_ylabel("P(X <= x)")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(f"max |F_sketch - F_data| = {gap:.4f}")
+    ax.legend(loc="lower right", fontsize="small")
     return ax
 
 

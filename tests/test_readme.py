@@ -1,19 +1,67 @@
-"""The README's Python example runs and means what it says."""
+"""The README's Python examples run and mean what they say."""
 
 import pathlib
+import re
 
 import numpy as np
+import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+BLOCKS = README.split("```python")[1:]
 
 
-def test_readme_python_example_runs():
-    readme = (ROOT / "README.md").read_text()
-    code = readme.split("```python")[1].split("```")[0]
+def _run(block):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from threadpoolctl import threadpool_limits
+
+    code = block.split("```")[0]
     namespace = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    with threadpool_limits(limits=1, user_api="openmp"):
+        exec(compile(code, "README.md", "exec"), namespace)
+    return namespace
+
+
+def test_the_two_setup_commands_are_those_ci_runs():
+    ci = (ROOT / ".ci" / "run").read_text()
+    commands = re.findall(r"```bash\n(.*?)```", README, flags=re.S)
+    assert commands[:2] == ["pip install .\nskshapley explain\n",
+                            "pip install '.[test]'\npython -m pytest\n"]
+    for line in ("pip install .", "skshapley explain", "pip install '.[test]'",
+                 "python -m pytest"):
+        assert line in ci
+
+
+def test_readme_explainer_example_runs():
+    namespace = _run(BLOCKS[0])
     explanation, explainer = namespace["explanation"], namespace["explainer"]
-    assert explanation.values.shape == (20, 10)
-    assert explanation.method == "tree" and not explanation.std_errors.any()
-    model_output = explainer.estimator_.predict(namespace["X"].iloc[:20])
+    assert explanation.values.shape == (5, 10)
+    # 2^10 coalitions fit the default budget: exact values, no error bars.
+    assert explanation.method == "exact" and not explanation.std_errors.any()
+    model_output = explainer.estimator_.predict(namespace["X"].iloc[:5])
     np.testing.assert_allclose(explanation.predictions, model_output, rtol=1e-9)
+
+
+@pytest.mark.parametrize("index", range(1, len(BLOCKS)))
+def test_every_other_readme_example_runs(index):
+    namespace = _run(BLOCKS[index])
+    if "interactions" in BLOCKS[index]:
+        explanation = namespace["explanation"]
+        assert explanation.method == "tree"
+        np.testing.assert_allclose(explanation.interactions.sum(axis=2), explanation.values,
+                                   atol=1e-8)
+    if "lsspa(" in BLOCKS[index]:
+        result = namespace["result"]
+        assert result.attribution.sum() == pytest.approx(result.r2, abs=1e-10)
+    if "merged" in namespace:
+        X, merged = namespace["X"], namespace["merged"]
+        np.testing.assert_allclose(merged.quantiles([0.5]), np.quantile(X, [0.5], axis=0),
+                                   rtol=0.01)
+    if "careful" in namespace:
+        # The regulariser shrinks the penalised feature's Shapley values.
+        X = namespace["X"]
+        plain = np.abs(namespace["model"].shapley_values(X[:100])[:, 3]).mean()
+        careful = np.abs(namespace["careful"].shapley_values(X[:100])[:, 3]).mean()
+        assert careful < 0.5 * plain

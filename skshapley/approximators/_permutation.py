@@ -167,7 +167,7 @@ def permutation_shapley(
     trackers = weighted_sum = empty = grand = None
     weighted = sampler.weights is not None or isinstance(sampler, _WEIGHTED_SAMPLERS)
     kept = []  # contributions of every ordering, for quadrature weights known only at the end
-    history = []
+    history, history_evaluations, history_values, history_std_errors = [], [], [], []
     n_draws = 0
     converged = None if tol is None else False
     def evaluate(orders):
@@ -199,6 +199,13 @@ def permutation_shapley(
             kept.append(contributions)
         return contributions
 
+    def running_estimate(n_orders):
+        """The (d, k) estimate from the first ``n_orders`` orderings."""
+        if not weighted:
+            return weighted_sum / n_orders
+        weights = np.asarray(sampler.weights, dtype=np.float64)[-n_orders:]
+        return np.einsum("k,kdo->do", weights / weights.sum(), np.concatenate(kept))
+
     n_outputs = error = None
     while n_draws < max_draws:
         batch_draws = min(check_interval, max_draws - n_draws)
@@ -226,6 +233,11 @@ def permutation_shapley(
             # inflation of §3.6 (factor 1.42 at K = 5 pairs, 1.02 at K = 64).
             error *= small_sample_inflation(replicates or n_draws, quantile_level)
             history.append(float(error.max()))
+            # The running estimate and its standard errors, for convergence plots.
+            history_evaluations.append(game.n_evaluations - start)
+            history_values.append(squeeze_outputs(running_estimate(n_draws * block), game))
+            history_std_errors.append(squeeze_outputs(
+                np.stack([t.std_errors() for t in trackers], axis=1), game))
             if tol is not None and error.max() < tol:
                 converged = True
                 break
@@ -264,4 +276,7 @@ def permutation_shapley(
         quantile_level=quantile_level,
         history=tuple(history),
         risk_is_heuristic=risk_is_heuristic,
+        history_evaluations=tuple(history_evaluations),
+        history_values=tuple(history_values),
+        history_std_errors=tuple(history_std_errors),
     )

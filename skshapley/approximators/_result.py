@@ -38,6 +38,12 @@ class ShapleyResult:
         The level q of ``error_quantile``.
     history : tuple of float
         ``error_quantile`` (max over outputs) after each check of the stopping rule.
+    history_evaluations : tuple of int
+        Coalition evaluations spent at each check (same length as ``history``).
+    history_values : tuple of ndarray
+        The running estimate at each check, each shaped like ``values``.
+    history_std_errors : tuple of ndarray
+        The standard errors of the running estimate at each check.
     risk_is_heuristic : bool
         True when the error estimates rest on the i.i.d. formulas applied to dependent
         draws (§3.6).
@@ -56,6 +62,9 @@ class ShapleyResult:
     quantile_level: float = 0.95
     history: tuple = field(default_factory=tuple)
     risk_is_heuristic: bool = False
+    history_evaluations: tuple = field(default_factory=tuple)
+    history_values: tuple = field(default_factory=tuple)
+    history_std_errors: tuple = field(default_factory=tuple)
 
     def __repr__(self):
         return (

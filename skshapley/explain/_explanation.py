@@ -6,7 +6,8 @@ import numpy as np
 
 
 class _PlotAccessor:
-    """``explanation.plot.bar()``, ``.beeswarm()``, ``.waterfall(i)``."""
+    """``explanation.plot.bar()``, ``.beeswarm()``, ``.waterfall(i)``, ``.summary()``,
+    ``.dependence(feature)``."""
 
     def __init__(self, explanation):
         self._explanation = explanation
@@ -30,6 +31,11 @@ class _PlotAccessor:
         from skshapley import plotting
 
         return plotting.summary(self._explanation, **kwargs)
+
+    def dependence(self, feature, **kwargs):
+        from skshapley import plotting
+
+        return plotting.dependence(self._explanation, feature, **kwargs)
 
 
 class Explanation:

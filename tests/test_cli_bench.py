@@ -1,0 +1,86 @@
+"""``skshapley bench``: a seconds-long comparison against exact values."""
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from skshapley.cli import ExitCode, main
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _table(out):
+    """[(method, budget, ms or None, rel. error or None)] of the printed table."""
+    rows = []
+    for line in out.splitlines():
+        match = re.match(r"(\S+)\s+(\d+)\s+(\S+)\s+(\S+)", line)
+        if match and match.group(1) not in ("method",):
+            ms, error = match.group(3), match.group(4)
+            rows.append((match.group(1), int(match.group(2)),
+                         None if ms == "-" else float(ms),
+                         None if error == "-" else float(error)))
+    return rows
+
+
+def test_enough_budget_is_exact_and_too_little_is_reported(tmp_path, capsys):
+    # 6 players: 2^6 = 64 evaluations enumerate every coalition, so the regression
+    # estimators are exact; 8 evaluations are too few for any of them.
+    csv, png = tmp_path / "bench.csv", tmp_path / "bench.png"
+    args = ["bench", "--game", "unanimity", "--players", "6", "--rows", "2",
+            "--budgets", "8,64", "--methods", "kernel,permutation:antithetic",
+            "--csv", str(csv), "--plot", str(png)]
+    assert main(args) == ExitCode.OK
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    table = _table(captured.out)
+    assert [(m, b) for m, b, _, _ in table] == [
+        ("kernel", 8), ("kernel", 64), ("permutation:antithetic", 8),
+        ("permutation:antithetic", 64)]
+    assert table[0][3] is None and "(budget too small)" in captured.out
+    assert table[1][3] == 0.0  # printed to 4 decimals; the CSV has the digits
+    assert 0.01 < table[3][3] < 1.0  # 31 orderings of a 6-player game: not exact
+    written = pd.read_csv(csv)
+    assert written["relative_error"].iloc[1] < 1e-12
+    np.testing.assert_allclose(written["relative_error"].iloc[3], table[3][3], atol=1e-4)
+    assert png.read_bytes()[:8] == PNG_MAGIC
+
+
+def test_model_game_errors_are_small_and_shrink(tmp_path, capsys):
+    args = ["bench", "--rows", "2", "--budgets", "60,400", "--methods", "kernel",
+            "--plot", str(tmp_path / "b.png")]
+    assert main(args) == ExitCode.OK
+    out = capsys.readouterr().out
+    assert "exact values by enumeration: 1024 evaluations" in out
+    (_, _, _, coarse), (_, _, _, fine) = _table(out)
+    assert fine < coarse < 0.1
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--methods", "nope"], "unknown method 'nope'"),
+    (["--methods", "exact"], "unknown method 'exact'"),
+    (["--methods", "kernel:mc"], "only permutation takes a :SAMPLER"),
+    (["--methods", "permutation:zzz"], "unknown sampler 'zzz'"),
+    (["--budgets", "2"], "integers >= 4"),
+    (["--budgets", "a,b"], "integers >= 4"),
+    (["--game", "unanimity", "--players", "1"], "use 2 to 30 players"),
+    (["--game", "chess"], "invalid choice"),
+    (["--csv", "{tmp}/missing/b.csv"], "does not exist"),
+    (["--plot", "{tmp}/b.txt"], r"expected a \.png"),
+])
+def test_bad_input_is_one_line_and_exit_code_2(tmp_path, capsys, args, message):
+    args = [a.format(tmp=tmp_path) for a in args]
+    plot = [] if "--plot" in args else ["--plot", str(tmp_path / "p.png")]
+    assert main(["bench", *plot, *args]) == ExitCode.USAGE_ERROR
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("skshapley: error: ")
+    assert re.search(message, lines[0])
+    assert captured.out == "" and not (tmp_path / "p.png").exists()
+
+
+def test_help_explains_the_command(capsys):
+    assert main(["bench", "--help"]) == ExitCode.OK
+    out = capsys.readouterr().out
+    assert "relative error against exact Shapley values" in " ".join(out.split())

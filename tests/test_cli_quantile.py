@@ -1,0 +1,171 @@
+"""``skshapley quantile``: streamed fit, the files it writes, and its errors."""
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from skshapley import MomentQuantileTransformer
+from skshapley.cli import ExitCode, main
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _one_line_error(err):
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("skshapley: error: ") and "Traceback" not in err
+    return lines[0]
+
+
+def _rows(out):
+    """{column: (method, q01, q50, q99, gap)} from the printed table."""
+    table = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 6 and parts[1] in ("exact", "sketch"):
+            table[parts[0]] = (parts[1], *map(float, parts[2:]))
+    return table
+
+
+@pytest.fixture
+def frame(rng):
+    n = 5000
+    return pd.DataFrame({
+        "id": [f"r{i}" for i in range(n)],
+        "income": rng.lognormal(10.0, 0.8, size=n),
+        "score": rng.normal(size=n),
+        "kids": rng.integers(0, 4, size=n).astype(float),
+    })
+
+
+def test_default_run_sketches_the_synthetic_data(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["quantile"]) == ExitCode.OK
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    table = _rows(captured.out)
+    assert list(table) == ["income", "age", "visits"]
+    assert [row[0] for row in table.values()] == ["sketch", "sketch", "exact"]
+    # lognormal(10, 0.8): median e^10 = 22026; the sketch is within 1 % of the CDF.
+    assert table["income"][2] == pytest.approx(np.exp(10.0), rel=0.02)
+    assert all(row[-1] < 0.01 for row in table.values())
+    assert (tmp_path / "skshapley_quantile.png").read_bytes()[:8] == PNG_MAGIC
+    assert "written to skshapley_quantile.png" in captured.out
+
+
+def test_csv_streamed_in_chunks_matches_one_fit(tmp_path, frame, capsys):
+    data, out_csv = tmp_path / "data.csv", tmp_path / "normal.csv"
+    quantiles_csv, plot = tmp_path / "q.csv", tmp_path / "cdf.png"
+    frame.to_csv(data, index=False)
+    args = ["quantile", "--data", str(data), "--columns", "income,score,kids",
+            "--chunksize", "700", "--output-distribution", "normal",
+            "--transformed", str(out_csv), "--quantiles", str(quantiles_csv),
+            "--probabilities", "0.1,0.5,0.9", "--plot", str(plot), "--feature", "score"]
+    assert main(args) == ExitCode.OK
+    out = capsys.readouterr().out
+    assert "rows: 5000   columns: 3" in out
+    columns = ["income", "score", "kids"]
+    reference = MomentQuantileTransformer(output_distribution="normal")
+    reference.fit(frame[columns].to_numpy())
+    written = pd.read_csv(out_csv)
+    assert list(written.columns) == list(frame.columns)
+    assert written["id"].tolist() == frame["id"].tolist()  # other columns copied
+    # partial_fit over 8 chunks equals one fit up to 1e-6 of the range (issue 5).
+    np.testing.assert_allclose(written[columns].to_numpy(),
+                               reference.transform(frame[columns].to_numpy()), atol=1e-4)
+    q = pd.read_csv(quantiles_csv)
+    assert q["probability"].tolist() == [0.1, 0.5, 0.9]
+    np.testing.assert_allclose(q[columns].to_numpy(), reference.quantiles([0.1, 0.5, 0.9]),
+                               rtol=1e-5, atol=1e-6)
+    assert plot.read_bytes()[:8] == PNG_MAGIC
+    assert "sketch vs empirical CDF of 'score'" in out
+
+
+def test_bins_are_integers_of_equal_mass(tmp_path, frame, capsys):
+    data, out_csv = tmp_path / "data.csv", tmp_path / "bins.csv"
+    frame.drop(columns="id").to_csv(data, index=False)
+    assert main(["quantile", "--data", str(data), "--columns", "score", "--n-bins", "4",
+                 "--transformed", str(out_csv), "--plot", str(tmp_path / "p.png")]) == 0
+    bins = pd.read_csv(out_csv)["score"].to_numpy()
+    counts = np.bincount(bins.astype(int), minlength=4)
+    assert set(np.unique(bins)) == {0.0, 1.0, 2.0, 3.0}
+    # Quartile bins of 5000 normal values: 1250 each, within 3 %.
+    np.testing.assert_allclose(counts, 1250, rtol=0.03)
+
+
+def test_nan_is_ignored_by_the_fit_and_kept_in_the_output(tmp_path, capsys):
+    data, out_csv = tmp_path / "nan.csv", tmp_path / "out.csv"
+    values = np.arange(2000, dtype=float)
+    values[::10] = np.nan
+    pd.DataFrame({"x": values}).to_csv(data, index=False)
+    assert main(["quantile", "--data", str(data), "--transformed", str(out_csv),
+                 "--plot", str(tmp_path / "p.png")]) == ExitCode.OK
+    written = pd.read_csv(out_csv)["x"].to_numpy()
+    np.testing.assert_array_equal(np.isnan(written), np.isnan(values))
+    assert 0.0 <= np.nanmin(written) and np.nanmax(written) <= 1.0
+
+
+@pytest.fixture
+def bad_files(tmp_path, frame):
+    paths = {"missing": tmp_path / "no.csv", "dir": tmp_path}
+    paths["empty"] = tmp_path / "empty.csv"
+    paths["empty"].write_text("")
+    paths["header_only"] = tmp_path / "header.csv"
+    paths["header_only"].write_text("a,b\n")
+    paths["good"] = tmp_path / "good.csv"
+    frame.head(50).to_csv(paths["good"], index=False)
+    paths["inf"] = tmp_path / "inf.csv"
+    frame.head(50).assign(score=np.inf).to_csv(paths["inf"], index=False)
+    paths["all_nan"] = tmp_path / "all_nan.csv"
+    frame.head(50).assign(score=np.nan).to_csv(paths["all_nan"], index=False)
+    return {name: str(path) for name, path in paths.items()}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--data", "{missing}"], "no such file"),
+    (["--data", "{dir}"], "cannot read"),
+    (["--data", "{empty}"], "cannot read"),
+    (["--data", "{header_only}"], "has no data rows"),
+    (["--data", "{good}"], r"non-numeric columns .*\['id'\]"),
+    (["--data", "{good}", "--columns", "score,nope"], r"--columns \['nope'\]: not in"),
+    (["--data", "{inf}", "--columns", "score"], r"infinite values in columns \['score'\]"),
+    (["--data", "{all_nan}", "--columns", "score"], r"\['score'\] .* no finite values"),
+    (["--data", "{good}", "--columns", "score", "--feature", "kids"],
+     "--feature 'kids' is not among"),
+    (["--n-bins", "1"], "expected an integer >= 2"),
+    (["--n-moments", "30"], "at most 20 moments"),
+    (["--probabilities", "0.5,1.5"], r"numbers in \[0, 1\]"),
+    (["--chunksize", "0"], "positive integer"),
+    (["--output-distribution", "cauchy"], "invalid choice"),
+    (["--plot", "{dir}"], "is a directory"),
+    (["--plot", "{missing}/sub/p.png"], "does not exist"),
+    (["--plot", "{dir}/p.txt"], r"expected a \.png or \.pdf or \.svg file"),
+    (["--transformed", "{dir}/out.txt"], r"expected a \.csv file"),
+])
+def test_bad_input_is_one_line_and_exit_code_2(tmp_path, bad_files, capsys, args, message):
+    args = [a.format(**bad_files) for a in args]
+    plot = [] if "--plot" in args else ["--plot", str(tmp_path / "p.png")]
+    assert main(["quantile", *plot, *args]) == ExitCode.USAGE_ERROR
+    captured = capsys.readouterr()
+    assert re.search(message, _one_line_error(captured.err))
+    assert captured.out == ""
+    assert not (tmp_path / "p.png").exists()
+
+
+def test_help_explains_the_command(capsys):
+    assert main(["quantile", "--help"]) == ExitCode.OK
+    out = capsys.readouterr().out
+    assert "larger than memory" in out and "--transformed CSV" in out
+
+
+def test_progress_bars_go_to_stderr_and_leave_stdout_clean(tmp_path, frame, capsys):
+    data = tmp_path / "data.csv"
+    frame.drop(columns="id").to_csv(data, index=False)
+    assert main(["quantile", "--data", str(data), "--chunksize", "1000", "--progress",
+                 "--transformed", str(tmp_path / "t.csv"),
+                 "--plot", str(tmp_path / "p.png")]) == ExitCode.OK
+    captured = capsys.readouterr()
+    assert "sketching" in captured.err and "transforming" in captured.err
+    assert "sketching" not in captured.out and "rows: 5000" in captured.out

@@ -1,0 +1,70 @@
+"""The documentation: the site builds without warnings (slow), the getting-started and
+user-guide snippets run, and the user guide picks up new pages by itself."""
+
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+DOC = ROOT / "doc"
+
+
+def _python_blocks(page):
+    text = page.read_text()
+    for block in re.findall(r"\.\. code-block:: python\n\n((?:   .*\n|\n)+)", text):
+        yield "\n".join(line[3:] for line in block.splitlines())
+
+
+def test_user_guide_globs_its_folder():
+    # Another page in doc/user_guide/ joins the toctree without editing user_guide.rst.
+    text = (DOC / "user_guide.rst").read_text()
+    assert re.search(r":glob:\n\s*\n\s*user_guide/\*", text)
+
+
+def test_every_estimator_has_a_getting_started_page_with_code():
+    pages = {p.stem for p in (DOC / "getting_started").glob("*.rst")}
+    assert {"explainer", "tree", "rkhs", "lsspa", "quantile"} <= pages
+    for name in ("explainer", "tree", "rkhs", "lsspa", "quantile"):
+        assert list(_python_blocks(DOC / "getting_started" / f"{name}.rst")), name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", sorted(
+    str(p.relative_to(DOC)) for p in [*DOC.glob("getting_started/*.rst"),
+                                      DOC / "user_guide" / "budgets.rst"]
+    if list(_python_blocks(p))))
+def test_snippets_run(page):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    for code in _python_blocks(DOC / page):
+        exec(compile(code, page, "exec"), {})
+
+
+@pytest.mark.slow
+def test_docs_build_without_warnings(tmp_path):
+    pytest.importorskip("sphinx_gallery")
+    pytest.importorskip("numpydoc")
+    pytest.importorskip("myst_parser")
+    # A copy of doc/, so the test does not touch a developer's build; -W makes any
+    # warning an error.
+    source = tmp_path / "doc"
+    shutil.copytree(DOC, source, ignore=shutil.ignore_patterns(
+        "_build", "auto_examples", "generated", "benchmark_results",
+        "sg_execution_times.rst"))
+    # conf.py finds the package, the examples and the results relative to its folder.
+    (tmp_path / "skshapley").symlink_to(ROOT / "skshapley")
+    for name in ("examples", "benchmarks", "CHANGELOG.md"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    result = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", str(source),
+         str(tmp_path / "html")], capture_output=True, text=True, cwd=source)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    html = tmp_path / "html"
+    assert (html / "auto_examples" / "plot_tree_interactions.html").exists()
+    assert (html / "benchmark_results" / "quantile.html").exists()
+    assert "MomentQuantileTransformer" in (html / "api.html").read_text()

@@ -1,0 +1,198 @@
+"""Every plot renders to a non-empty PNG, and the new plots draw the numbers they claim."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.image as mpimg  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from scipy import stats  # noqa: E402
+
+from skshapley import Explanation, MomentQuantileTransformer, plotting  # noqa: E402
+from skshapley.approximators import permutation_shapley  # noqa: E402
+from skshapley.attribution import lsspa  # noqa: E402
+from skshapley.games import UnanimityGame  # noqa: E402
+from skshapley.sketch import MomentSketch  # noqa: E402
+
+Z95 = 1.959963984540054
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+@pytest.fixture
+def explanation(rng):
+    data = rng.normal(size=(40, 4))
+    values = data * [3.0, -1.0, 0.5, 2.0] + 0.3 * data[:, [1]] * data[:, [0]]
+    return Explanation(values, np.full(40, 1.5), data, ["age", "bmi", "bp", "s5"],
+                       std_errors=np.full((40, 4), 0.05), method="permutation")
+
+
+@pytest.fixture(scope="module")
+def sampled_result():
+    game = UnanimityGame([[1, 1, 0, 0, 0], [0, 1, 1, 1, 0], [0, 0, 0, 1, 1]],
+                         [1.0, 2.0, -1.5])
+    return permutation_shapley(game, budget=2 + 4 * 400, sampler="mc", check_interval=20,
+                               random_state=0)
+
+
+def assert_png_is_a_picture(figure, path):
+    """Saved, readable, and not one flat colour."""
+    figure.savefig(path, dpi=80)
+    image = mpimg.imread(path)
+    assert image.shape[0] > 100 and image.shape[1] > 100
+    assert image[..., :3].std() > 0.05  # a blank canvas has std 0
+    # Some pixels are coloured (lines, bars), not only black text on white.
+    rgb = image[..., :3]
+    assert (rgb.max(axis=-1) - rgb.min(axis=-1) > 0.2).mean() > 0.001
+
+
+def test_every_plot_renders_to_a_non_empty_png(explanation, sampled_result, tmp_path, rng):
+    X = rng.lognormal(size=(3000, 2))
+    transformer = MomentQuantileTransformer(small_n=0).fit(X)
+    X_train, X_test = rng.normal(size=(200, 3)), rng.normal(size=(100, 3))
+    y_train = X_train @ [1.0, 0.5, 0.0] + rng.normal(size=200)
+    y_test = X_test @ [1.0, 0.5, 0.0] + rng.normal(size=100)
+    attribution = lsspa(X_train, X_test, y_train, y_test)
+    drawings = {
+        "bar": lambda: plotting.bar(explanation).figure,
+        "beeswarm": lambda: plotting.beeswarm(explanation).figure,
+        "waterfall": lambda: plotting.waterfall(explanation, 3).figure,
+        "summary": lambda: plotting.summary(explanation),
+        "dependence": lambda: plotting.dependence(explanation, "age", color_by="bmi").figure,
+        "convergence_values": lambda: plotting.convergence(sampled_result).figure,
+        "convergence_error": lambda: plotting.convergence(sampled_result, kind="error",
+                                                          label="mc").figure,
+        "quantile_sketch": lambda: plotting.quantile_sketch(transformer, X, feature=1).figure,
+        "attribution_bar": lambda: plotting.attribution_bar(attribution).figure,
+    }
+    for name, draw in drawings.items():
+        assert_png_is_a_picture(draw(), tmp_path / f"{name}.png")
+
+
+def test_a_blank_figure_fails_the_png_check(tmp_path):
+    figure = plt.figure()
+    with pytest.raises(AssertionError):
+        assert_png_is_a_picture(figure, tmp_path / "blank.png")
+
+
+# --- dependence -----------------------------------------------------------------------
+def test_dependence_points_are_value_against_phi_with_95_percent_bars(explanation):
+    ax = plotting.dependence(explanation, 3)
+    offsets = ax.collections[-1].get_offsets()
+    np.testing.assert_array_equal(offsets[:, 0], explanation.data[:, 3])
+    np.testing.assert_array_equal(offsets[:, 1], explanation.values[:, 3])
+    segments = np.array(ax.containers[0].lines[2][0].get_segments())  # (rows, 2, xy)
+    np.testing.assert_allclose((segments[:, 1, 1] - segments[:, 0, 1]) / 2, Z95 * 0.05)
+    assert ax.get_xlabel() == "s5" and ax.get_ylabel() == "SHAP value of s5"
+
+
+def test_dependence_colours_by_the_rank_of_another_feature(explanation):
+    ax = plotting.dependence(explanation, "age", color_by="bmi")
+    shades = ax.collections[-1].get_array()
+    ranks = stats.rankdata(explanation.data[:, 1]) - 1
+    np.testing.assert_allclose(shades, ranks / ranks.max())
+    assert ax.figure.axes[-1].get_ylabel() == "bmi"
+
+
+def test_dependence_without_errors_draws_no_error_bars(explanation):
+    exact = Explanation(explanation.values, explanation.base_values, explanation.data,
+                        explanation.feature_names)
+    assert not plotting.dependence(exact, 0).containers
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"feature": "weight"}, "'feature' parameter 'weight' is not a feature name"),
+    ({"feature": 4}, r"'feature' parameter must be a feature name or an int in \[-4, 3\]"),
+    ({"feature": 0, "color_by": True}, "'color_by' parameter must be"),
+])
+def test_dependence_rejects_unknown_features(explanation, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        plotting.dependence(explanation, **kwargs)
+
+
+# --- convergence ----------------------------------------------------------------------
+def test_permutation_results_keep_estimate_and_errors_at_each_check(sampled_result):
+    evaluations = np.asarray(sampled_result.history_evaluations)
+    # 20 orderings of 4 evaluations per check, plus v(∅) and v(N) once.
+    np.testing.assert_array_equal(evaluations, 2 + 80 * np.arange(1, 21))
+    assert evaluations[-1] == sampled_result.n_evaluations
+    np.testing.assert_allclose(sampled_result.history_values[-1], sampled_result.values,
+                               rtol=1e-12)
+    np.testing.assert_allclose(sampled_result.history_std_errors[-1],
+                               sampled_result.std_errors, rtol=1e-12)
+    # The standard errors shrink like 1/sqrt(n): 20 times the orderings, ~4.5x smaller.
+    ratio = sampled_result.history_std_errors[0] / sampled_result.history_std_errors[-1]
+    assert np.all((ratio > 2.5) & (ratio < 8.0))
+
+
+def test_convergence_values_draws_estimates_in_bands(sampled_result):
+    ax = plotting.convergence(sampled_result, max_display=2, feature_names=list("abcde"))
+    lines = [line for line in ax.get_lines() if line.get_linestyle() == "-"]
+    # The two largest final values: player 1 (1 + 2/3) then player 2 (2/3)... by |phi|.
+    final = np.abs(sampled_result.values)
+    expected = np.argsort(-final, kind="stable")[:2]
+    assert [line.get_label() for line in lines] == [list("abcde")[j] for j in expected]
+    history = np.asarray(sampled_result.history_values)
+    errors = np.asarray(sampled_result.history_std_errors)
+    np.testing.assert_array_equal(lines[0].get_ydata(), history[:, expected[0]])
+    band = ax.collections[0].get_paths()[0].vertices
+    top = history[:, expected[0]] + Z95 * errors[:, expected[0]]
+    np.testing.assert_allclose(band[:, 1].max(), top.max())
+
+
+def test_convergence_error_kind_is_against_evaluations(sampled_result):
+    ax = plotting.convergence(sampled_result, kind="error", label="mc")
+    np.testing.assert_array_equal(ax.get_lines()[0].get_xdata(),
+                                  sampled_result.history_evaluations)
+    np.testing.assert_array_equal(ax.get_lines()[0].get_ydata(), sampled_result.history)
+    assert ax.get_yscale() == "log" and ax.get_xlabel() == "coalition evaluations"
+
+
+def test_convergence_of_an_exact_result_says_there_is_no_history():
+    from skshapley.approximators import exact_shapley
+
+    result = exact_shapley(UnanimityGame([[1, 1, 0]]), budget=8)
+    with pytest.raises(ValueError, match="has no convergence history"):
+        plotting.convergence(result)
+    with pytest.raises(ValueError, match="'kind' parameter must be"):
+        plotting.convergence([0.1, 0.2], kind="both")
+
+
+# --- quantile sketch --------------------------------------------------------------------
+def test_quantile_sketch_reports_the_ks_distance(rng):
+    X = rng.exponential(size=(4000, 2))
+    transformer = MomentQuantileTransformer(small_n=0).fit(X)
+    ax = plotting.quantile_sketch(transformer, X, feature=1, n_points=2001)
+    sketch_line = ax.get_lines()[1]
+    p = np.linspace(0, 1, 2001)
+    np.testing.assert_allclose(sketch_line.get_xdata(), transformer.quantiles(p)[:, 1])
+    column = np.sort(X[:, 1])
+    sketch_cdf = np.interp(column, transformer.quantiles(p)[:, 1], p)
+    ks = stats.kstest(column, lambda x: np.interp(x, column, sketch_cdf)).statistic
+    gap = float(ax.get_title().split("= ")[1])
+    assert gap == pytest.approx(ks, abs=1e-4)
+    assert 0 < gap < 0.02  # an exponential column is sketched within 2 % of its CDF
+
+
+def test_quantile_sketch_accepts_a_sketch_and_dataframe_names(rng):
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"a": rng.normal(size=3000), "b": rng.normal(size=3000)})
+    sketch = MomentSketch(order=10, small_n=0).update(frame.to_numpy())
+    ax = plotting.quantile_sketch(sketch, frame, feature="b")
+    assert ax.get_xlabel() == "b"
+    with pytest.raises(TypeError, match="must be a fitted MomentQuantileTransformer"):
+        plotting.quantile_sketch(object(), frame)
+    with pytest.raises(ValueError, match="'feature' parameter 'c' is not a feature name"):
+        plotting.quantile_sketch(sketch, frame, feature="c")
+
+
+def test_the_plot_accessor_draws_dependence(explanation):
+    ax = explanation.plot.dependence("bmi", color_by="age")
+    np.testing.assert_array_equal(ax.collections[-1].get_offsets()[:, 1],
+                                  explanation.values[:, 1])
