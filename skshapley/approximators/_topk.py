@@ -159,10 +159,10 @@ class _Stats:
         self.sq[players] += observations * observations
 
     def std(self):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            var = (self.sq - self.cnt * self.mean**2) / (self.cnt - 1)
-        var = np.where(self.cnt > 1, np.maximum(var, 0.0), np.inf)
-        return np.sqrt(var)
+        var = np.full(self.mean.shape, np.inf)
+        np.divide(self.sq - self.cnt * self.mean**2, self.cnt - 1, out=var,
+                  where=self.cnt > 1)
+        return np.sqrt(np.maximum(var, 0.0))
 
 
 def _order(mean):
@@ -171,20 +171,19 @@ def _order(mean):
 
 
 def _bounds(stats, z, min_samples):
-    with np.errstate(invalid="ignore"):
-        width = z * stats.std() / np.sqrt(np.maximum(stats.cnt, 1))
-    width = np.where(stats.cnt >= max(min_samples, 2), width, np.inf)
+    width = z * stats.std() / np.sqrt(np.maximum(stats.cnt, 1))
+    width[stats.cnt < max(min_samples, 2)] = np.inf
     return stats.mean - width, stats.mean + width
 
 
-def _pac(stats, k, z, epsilon, min_samples):
+def _pac(stats, k, z, epsilon, min_samples, order=None, bounds=None):
     """SHAP@K's stopping rule on per-player intervals (§4.4.1)."""
     if stats.cnt.min() < min_samples:
         return False
     if k == stats.mean.shape[0]:
         return True
-    order = _order(stats.mean)
-    lower, upper = _bounds(stats, z, min_samples)
+    order = _order(stats.mean) if order is None else order
+    lower, upper = _bounds(stats, z, min_samples) if bounds is None else bounds
     return bool(upper[order[k:]].max() - lower[order[:k]].min() <= epsilon)
 
 
@@ -415,8 +414,7 @@ def topk_shapley(game, k, *, method="cmcs_at_k", budget=None, pac_stop=True, del
             lower = upper = stats.mean
             pac = True
         else:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                std = stats.std() / np.sqrt(np.maximum(stats.cnt, 1))
+            std = stats.std() / np.sqrt(np.maximum(stats.cnt, 1))
             pac = _pac(stats, k, z, epsilon, min_samples)
         return TopKResult(
             top_k=order[:k].copy(), values=stats.mean.copy(), std_errors=std,
@@ -439,9 +437,16 @@ def topk_shapley(game, k, *, method="cmcs_at_k", budget=None, pac_stop=True, del
     everyone = np.arange(n)
 
     def keep_going():
+        # The partition and intervals of the round about to start (§4.4.1: recomputed
+        # after every round, tested before the next one).
+        nonlocal order, bounds
         if budget is not None and oracle.used + guard > budget:
             return False
-        return not (pac_stop and _pac(stats, k, z, epsilon, min_samples))
+        order = _order(stats.mean)
+        bounds = _bounds(stats, z, min_samples)
+        return not (pac_stop and _pac(stats, k, z, epsilon, min_samples, order, bounds))
+
+    order = bounds = None
 
     pairs = _PairStats(n) if method == "greedy_cmcs" else None
     if method in ("cmcs_at_k", "sampling_shap_at_k"):
@@ -458,7 +463,7 @@ def topk_shapley(game, k, *, method="cmcs_at_k", budget=None, pac_stop=True, del
             _cmcs_round(oracle, stats, rng, everyone)
         elif method == "greedy_cmcs":
             # Chosen from past rounds only, before S is drawn (§4.8 item 12).
-            players = pairs.select(_order(stats.mean), k, min_samples, rng)
+            players = pairs.select(order, k, min_samples, rng)
             done, observations = _cmcs_round(oracle, stats, rng, players)
             if done.shape[0] == players.shape[0]:  # a partial round updates no pairs
                 pairs.update(done, observations)
@@ -467,10 +472,9 @@ def topk_shapley(game, k, *, method="cmcs_at_k", budget=None, pac_stop=True, del
         elif method in ("cmcs_independent", "cmcs_identical"):
             _uncoupled_round(oracle, stats, rng, everyone, method == "cmcs_identical")
         else:
-            order = _order(stats.mean)
             if k == n:
                 break
-            lower, upper = _bounds(stats, z, min_samples)
+            lower, upper = bounds
             top, rest = order[:k], order[k:]
             # The weakest-looking member and the strongest-looking outsider (§4.4.4).
             pair = [int(top[np.argmin(lower[top])]), int(rest[np.argmax(upper[rest])])]
