@@ -60,7 +60,6 @@ def test_pac_sets_correct_with_probability_one_minus_delta(method):
     # PAC mode (δ = 0.05, ε = 0.01 below the 0.15 gap): a returned set is correct,
     # unless the (1 - δ) event fails; over 20 seeds at most 20 δ = 1 miss may happen, and
     # a second would refute the guarantee at the 26 % level (binomial tail).
-    phi = gapped_game().exact_values()
     correct = 0
     for seed in range(20):
         result = topk_shapley(gapped_game(), 3, method=method, delta=0.05, epsilon=0.01,
