@@ -323,7 +323,7 @@ def end_to_end(quick, log):
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, random_state=0,
                                                         stratify=y)
     final = RandomForestClassifier(n_estimators=50, random_state=0)
-    grid = [3, 6, 10] if quick else [3, 4, 6, 8, 12]
+    grid = [3, 6] if quick else [3, 6, 10]
     log("GridSearchCV (3-fold) over k in " + str(grid) + "; the final model is a random "
         "forest of 50 trees; test accuracy on a 30 % split.")
     log("")
@@ -333,7 +333,7 @@ def end_to_end(quick, log):
         ("TopKShapleySelector(LogisticRegression, neg_log_loss)",
          TopKShapleySelector(LogisticRegression(max_iter=1000), scoring="neg_log_loss",
                              validation_size=0.5, epsilon=1e-3, random_state=0,
-                             max_evals=400 if quick else 1200)),
+                             max_evals=400 if quick else 800)),
         ("SelectFromModel(RandomForest 20 trees, max_features=k)",
          SelectFromModel(RandomForestClassifier(n_estimators=20, random_state=0),
                          threshold=-np.inf)),

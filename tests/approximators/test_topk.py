@@ -39,12 +39,12 @@ def gapped_game():
     return UnanimityGame(carriers, coefficients)
 
 
-def table_game(n, seed):
+def table_game(n, seed, noise=0.3):
     """A random game: additive part with decreasing weights plus i.i.d. noise per
     coalition (so marginal contributions vary a lot)."""
     rng = np.random.default_rng(seed)
     masks = (np.arange(2**n)[:, None] >> np.arange(n)) & 1
-    table = masks @ np.linspace(1.0, 0.1, n) + 0.3 * rng.normal(size=2**n)
+    table = masks @ np.linspace(1.0, 0.1, n) + noise * rng.normal(size=2**n)
     powers = 1 << np.arange(n)
     return lambda: CallableGame(lambda S: table[S.astype(np.int64) @ powers], n)
 
@@ -70,11 +70,11 @@ def test_pac_sets_correct_with_probability_one_minus_delta(method):
 
 
 def test_pac_guarantee_on_noisy_game_with_small_gaps():
-    # Gaps ~0.13 but marginal contributions with std ~0.4: the rule must keep sampling.
-    # The empirical rate of rho <= epsilon must reach 1 - delta (here 0.9) over 20 runs.
-    make = table_game(7, seed=3)
+    # A gap of 0.06 at the cut, marginal contributions with std ~0.2: the rule must keep
+    # sampling. The rate of rho <= epsilon must reach 1 - delta (here 0.9) over 20 runs.
+    make = table_game(7, seed=3, noise=0.15)
     phi = exact_shapley(make()).values
-    delta, epsilon, k = 0.1, 0.05, 3
+    delta, epsilon, k = 0.1, 0.02, 3
     good, used = 0, []
     for seed in range(20):
         result = topk_shapley(make(), k, method="cmcs_at_k", delta=delta, epsilon=epsilon,
@@ -87,11 +87,11 @@ def test_pac_guarantee_on_noisy_game_with_small_gaps():
 
 def test_cmcs_at_k_spends_less_than_cmcs_under_pac():
     # The point of CMCS@K (Table 1 of [P]): the same PAC stop for fewer evaluations.
-    make = table_game(7, seed=3)
-    at_k = [topk_shapley(make(), 3, method="cmcs_at_k", epsilon=0.05, random_state=s)
-            .n_evaluations for s in range(5)]
-    plain = [topk_shapley(make(), 3, method="cmcs", epsilon=0.05, random_state=s)
-             .n_evaluations for s in range(5)]
+    make = table_game(7, seed=3, noise=0.15)
+    at_k = [topk_shapley(make(), 3, method="cmcs_at_k", epsilon=0.02, delta=0.1,
+                         random_state=s).n_evaluations for s in range(5)]
+    plain = [topk_shapley(make(), 3, method="cmcs", epsilon=0.02, delta=0.1,
+                          random_state=s).n_evaluations for s in range(5)]
     assert np.mean(at_k) < np.mean(plain)
 
 
@@ -100,12 +100,14 @@ def test_estimates_converge_to_exact_values(method):
     make = table_game(6, seed=1)
     phi = exact_shapley(make()).values
     small = topk_shapley(make(), 2, method=method, budget=500, pac_stop=False, random_state=0)
-    large = topk_shapley(make(), 2, method=method, budget=40_000, pac_stop=False,
+    large = topk_shapley(make(), 2, method=method, budget=12_000, pac_stop=False,
                          random_state=0)
     # Unbiased means (§4.2 Prop. 5.2): within 5 standard errors for every player (a
-    # Bonferroni-safe margin for 6 players), and the error bars shrink like 1/sqrt(M).
+    # Bonferroni-safe margin for 6 players), and the error bars shrink like 1/sqrt(M)
+    # (24 times the budget: about 1/4.9; 1/3 allows for the noise of standard errors
+    # estimated from ~40 observations, ~11 % each).
     assert np.all(np.abs(large.values - phi) <= 5 * large.std_errors)
-    assert np.all(large.std_errors < small.std_errors / 4)
+    assert np.all(large.std_errors < small.std_errors / 3)
     assert np.all(large.confidence_intervals[:, 0] <= phi)
     assert np.all(large.confidence_intervals[:, 1] >= phi)
 
@@ -212,7 +214,7 @@ def test_greedy_cmcs_focuses_on_the_cut():
     # After the warm-up Greedy CMCS samples players in doubtful pairs more often (§4.4.3):
     # the clear winner 0 and loser 7 of a gapped game get fewer observations than the
     # players near the cut.
-    result = topk_shapley(gapped_game(), 3, method="greedy_cmcs", budget=20_000,
+    result = topk_shapley(gapped_game(), 3, method="greedy_cmcs", budget=6_000,
                           pac_stop=False, random_state=0)
     assert result.n_samples[[2, 3]].min() > result.n_samples[[0, 7]].max()
 
