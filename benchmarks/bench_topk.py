@@ -121,7 +121,7 @@ def kernel_shap_topk(table, n, k, budget, seed):
     def model(masks):
         return table[(np.asarray(masks) > 0.5).astype(np.int64) @ powers]
 
-    np.random.seed(seed)  # shap samples with the global numpy state
+    np.random.seed(seed)  # noqa: NPY002 (shap samples with the global numpy state)
     explainer = shap.KernelExplainer(model, np.zeros((1, n)))
     phi = explainer.shap_values(np.ones((1, n)), nsamples=budget - 1,
                                 l1_reg=f"num_features({n})", silent=True)
@@ -231,7 +231,7 @@ def fixed_budget(table, n, budgets, runs, log):
         best = min(cells, key=lambda m: cells[m][0])
         best_mean, best_se = cells[best]
 
-        def tied(m):
+        def tied(m, cells=cells, best_mean=best_mean, best_se=best_se):
             return cells[m][0] - cells[m][1] <= best_mean + best_se
 
         wins += tied("cmcs_at_k") or tied("greedy_cmcs")
