@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import pathlib
+import sys
 import time
 import warnings
 
@@ -356,8 +357,10 @@ def main(argv=None):
     parser.add_argument("--budget-runs", type=int, default=200,
                         help="runs per budget in part 2")
     parser.add_argument("--parts", default="123")
+    parser.add_argument("--games", default="diabetes,wine", help="games of part 1")
     parser.add_argument("--n-jobs", type=int, default=2, help="parallel refits for tables")
     parser.add_argument("--output", type=pathlib.Path, default=RESULTS)
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", category=FutureWarning)
     import skshapley
@@ -367,7 +370,7 @@ def main(argv=None):
     lines = ["# Top-k identification (CMCS, §4) and TopKShapleySelector", "",
              __doc__.split("\n\n", 1)[1].rsplit("\n\nRun:", 1)[0], "",
              "## Machine and versions", "", skshapley.show_versions(as_markdown=True), "",
-             "## Command", "", f"``python benchmarks/bench_topk.py {' '.join(argv or [])}``",
+             "## Command", "", f"``python benchmarks/bench_topk.py {' '.join(argv)}``",
              ""]
 
     def log(text=""):
@@ -380,6 +383,8 @@ def main(argv=None):
         log("")
         for name, n, n_runs, cap in (("diabetes", 10, runs, 200_000),
                                      ("wine", 13, wine_runs, 1_000_000)):
+            if name not in args.games.split(","):
+                continue
             t0 = time.perf_counter()
             table = rebuilt_table(name, args.n_jobs)
             log(f"Game table: {2**n} coalitions (built or loaded in "
