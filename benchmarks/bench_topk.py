@@ -353,7 +353,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--runs", type=int, default=200, help="PAC runs on Diabetes")
-    parser.add_argument("--wine-runs", type=int, default=50, help="PAC runs on Wine")
+    parser.add_argument("--wine-runs", type=int, default=200, help="PAC runs on Wine")
     parser.add_argument("--budget-runs", type=int, default=200,
                         help="runs per budget in part 2")
     parser.add_argument("--parts", default="123")
