@@ -3,6 +3,7 @@ global game, found by top-k identification (DESIGN.md §4.5, ALGORITHMS.md §4.7
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -17,6 +18,7 @@ from tqdm.auto import tqdm
 
 from skshapley.approximators import topk_shapley
 from skshapley.attribution import lsspa
+from skshapley.exceptions import BudgetWarning
 from skshapley.explain import ShapleyExplainer
 from skshapley.games import Game, PerformanceGame, RefitGame
 from skshapley.utils._sklearn_compat import (
@@ -364,6 +366,14 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
             return train_test_split(X, y, test_size=self.validation_size, random_state=seed)
 
     def _fit_game(self, game, k, method, max_evals, seed):
+        warm_up = 30 * (game.n_players + 1)
+        if method in ("cmcs_at_k", "greedy_cmcs") and max_evals <= warm_up:
+            # §4.7: below the warm-up of 30 full rounds the adaptive methods are plain CMCS.
+            warnings.warn(
+                f"max_evals={max_evals} is within the warm-up of method={method!r} "
+                f"(30 rounds of {game.n_players + 1} evaluations = {warm_up}), so it runs "
+                "as plain CMCS and cannot certify the set; increase max_evals.",
+                BudgetWarning, stacklevel=3)
         with tqdm(total=max_evals, disable=not self.progress, desc="Evaluating coalitions",
                   unit="eval") as bar:
             played = _ProgressGame(game, bar) if self.progress else game

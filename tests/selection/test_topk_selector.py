@@ -155,3 +155,12 @@ def test_prefit_performance(linear_data):
                                    background=20, random_state=0).fit(X, y > 0)
     assert selector.estimator_ is model
     assert selector.support_[0]
+
+
+def test_budget_inside_the_warm_up_warns(linear_data):
+    from skshapley.exceptions import BudgetWarning
+
+    X, y = linear_data
+    with pytest.warns(BudgetWarning, match="within the warm-up"):
+        TopKShapleySelector(DecisionTreeRegressor(max_depth=2), k=2, max_evals=200,
+                            random_state=0).fit(X, y)
