@@ -20,6 +20,8 @@ Protocol.
    nsamples = T - 1, l1_reg="num_features(n)") and shapiq's SVARM (stratified) at equal
    budgets; mean rho and its standard error over the runs. Goal: CMCS@K or Greedy CMCS
    best or tied-best (within one SE) at >= 3 of 4 budgets.
+   2b. The same methods at a fixed budget of 1000 for every k = 1..12 on the Wine game
+   (Fig. 5 protocol; part "4" of ``--parts``).
 3. End to end on ``make_classification(n_samples=2000, n_features=40, n_informative=6,
    shuffle=False)`` (informative columns 0-5, redundant 6-7): TopKShapleySelector(k=6)
    next to sklearn's RFECV and probatus' ShapRFECV (when importable): informative
@@ -247,6 +249,56 @@ def fixed_budget(table, n, budgets, runs, log):
     log("")
 
 
+def k_sweep(table, n, budget, ks, runs, log):
+    """Mean rho at a fixed budget for every k (the paper's Fig. 5 protocol)."""
+    from skshapley.approximators import topk_shapley
+
+    phi = exact_values(table, n)
+    methods = ["cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k", "approshapley"]
+    peers = {}
+    try:
+        import shap  # noqa: F401
+
+        peers["shap KernelExplainer"] = kernel_shap_topk
+    except ImportError:
+        log("shap is not importable: its column is skipped.")
+    try:
+        import shapiq  # noqa: F401
+
+        peers["shapiq SVARM (stratified)"] = svarm_topk
+    except ImportError:
+        log("shapiq is not importable: its column is skipped.")
+    names = methods + list(peers)
+    log(f"Mean rho_inc+exc x 1e3 (SE x 1e3) over {runs} runs at budget {budget}; best in "
+        "bold.")
+    log("")
+    log("| k | " + " | ".join(names) + " |")
+    log("|---|" + "---|" * len(names))
+    wins = 0
+    for k in ks:
+        cells = {}
+        for method in methods:
+            cells[method] = mean_se([rho(phi, topk_shapley(
+                table_game(table, n), k, method=method, budget=budget, pac_stop=False,
+                random_state=seed).top_k, k) for seed in range(runs)])
+        for peer, run in peers.items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                cells[peer] = mean_se([rho(phi, run(table, n, k, budget, seed), k)
+                                       for seed in range(runs)])
+        best = min(cells, key=lambda m: cells[m][0])
+        ours = min(cells[m][0] - cells[m][1] for m in ("cmcs_at_k", "greedy_cmcs"))
+        wins += ours <= cells[best][0] + cells[best][1]
+        log(f"| {k} | " + " | ".join(
+            (f"**{1e3 * cells[m][0]:.2f} ({1e3 * cells[m][1]:.2f})**" if m == best
+             else f"{1e3 * cells[m][0]:.2f} ({1e3 * cells[m][1]:.2f})") for m in names)
+            + " |")
+    log("")
+    log(f"CMCS@K or Greedy CMCS best or tied-best (within one SE) at {wins} of {len(ks)} "
+        "values of k.")
+    log("")
+
+
 def end_to_end(quick, log):
     from sklearn.datasets import make_classification
     from sklearn.ensemble import RandomForestClassifier
@@ -356,7 +408,7 @@ def main(argv=None):
     parser.add_argument("--wine-runs", type=int, default=200, help="PAC runs on Wine")
     parser.add_argument("--budget-runs", type=int, default=200,
                         help="runs per budget in part 2")
-    parser.add_argument("--parts", default="123")
+    parser.add_argument("--parts", default="1243")
     parser.add_argument("--games", default="diabetes,wine", help="games of part 1")
     parser.add_argument("--n-jobs", type=int, default=2, help="parallel refits for tables")
     parser.add_argument("--output", type=pathlib.Path, default=RESULTS)
@@ -396,6 +448,11 @@ def main(argv=None):
         log("")
         budgets = [250, 500] if args.quick else [250, 500, 750, 1000]
         fixed_budget(rebuilt_table("diabetes", args.n_jobs), 10, budgets, budget_runs, log)
+    if "4" in args.parts:
+        log("## 2b. Inclusion-exclusion error vs k at a fixed budget (Wine game, T = 1000)")
+        log("")
+        ks = [1, 6] if args.quick else list(range(1, 13))
+        k_sweep(rebuilt_table("wine", args.n_jobs), 13, 1000, ks, budget_runs, log)
     if "3" in args.parts:
         log("## 3. End to end: make_classification, k = 6")
         log("")
