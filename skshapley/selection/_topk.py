@@ -373,7 +373,7 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
                 f"max_evals={max_evals} is within the warm-up of method={method!r} "
                 f"(30 rounds of {game.n_players + 1} evaluations = {warm_up}), so it runs "
                 "as plain CMCS and cannot certify the set; increase max_evals.",
-                BudgetWarning, stacklevel=3)
+                BudgetWarning, stacklevel=5)  # _fit_game, _fit, fit, fit_context, caller
         with tqdm(total=max_evals, disable=not self.progress, desc="Evaluating coalitions",
                   unit="eval") as bar:
             played = _ProgressGame(game, bar) if self.progress else game
