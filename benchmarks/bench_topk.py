@@ -339,7 +339,7 @@ def end_to_end(quick, log):
     start = time.perf_counter()
     forest_selector = TopKShapleySelector(forest, k=6, scoring="roc_auc",
                                           validation_size=0.5, epsilon=1e-3, random_state=0,
-                                          max_evals=300 if quick else 1200).fit(X, y)
+                                          max_evals=300 if quick else 1500).fit(X, y)
     report(f"TopKShapleySelector(RandomForest 20 trees, k=6, refit, roc_auc, "
            f"max_evals={forest_selector.max_evals_})",
            np.flatnonzero(forest_selector.support_), forest_selector.n_evaluations_,
@@ -386,7 +386,7 @@ def end_to_end(quick, log):
         ("TopKShapleySelector(LogisticRegression, neg_log_loss)",
          TopKShapleySelector(LogisticRegression(max_iter=1000), scoring="neg_log_loss",
                              validation_size=0.5, epsilon=1e-3, random_state=0,
-                             max_evals=400 if quick else 800)),
+                             max_evals=400 if quick else 1300)),
         ("SelectFromModel(RandomForest 20 trees, max_features=k)",
          SelectFromModel(RandomForestClassifier(n_estimators=20, random_state=0),
                          threshold=-np.inf)),
