@@ -6,6 +6,7 @@ from skshapley._config import config_context, get_config, set_config
 from skshapley._show_versions import show_versions
 from skshapley.explain import Explanation, RKHSShapRegressor, ShapleyExplainer
 from skshapley.preprocessing import MomentQuantileTransformer
+from skshapley.selection import TopKShapleySelector
 from skshapley.sketch import MomentSketch
 
 __all__ = [
@@ -14,6 +15,7 @@ __all__ = [
     "MomentSketch",
     "RKHSShapRegressor",
     "ShapleyExplainer",
+    "TopKShapleySelector",
     "__version__",
     "config_context",
     "get_config",

@@ -25,6 +25,7 @@ from skshapley.approximators._risk import (
     overall_error_quantile,
 )
 from skshapley.approximators._stratified import stratified_shapley
+from skshapley.approximators._topk import TOPK_METHODS, TopKResult, topk_shapley
 
 __all__ = [
     "AUTO_POLICY",
@@ -32,6 +33,8 @@ __all__ = [
     "REGRESSION_METHODS",
     "RunningCovariance",
     "ShapleyResult",
+    "TOPK_METHODS",
+    "TopKResult",
     "all_coalitions",
     "check_method",
     "default_budget",
@@ -48,4 +51,5 @@ __all__ = [
     "resolve_method",
     "resolve_sampler",
     "shapley_values",
+    "topk_shapley",
 ]

@@ -7,6 +7,7 @@ from skshapley.games._least_squares import (
     reduce_least_squares,
 )
 from skshapley.games._marginal import BaselineGame, MarginalGame
+from skshapley.games._performance import PerformanceGame, RefitGame
 from skshapley.games._response import (
     RESPONSE_METHODS,
     make_response_function,
@@ -22,9 +23,11 @@ __all__ = [
     "Game",
     "LeastSquaresGame",
     "MarginalGame",
+    "PerformanceGame",
     "RESPONSE_METHODS",
     "RKHSValueGame",
     "ReducedLeastSquares",
+    "RefitGame",
     "UnanimityGame",
     "make_response_function",
     "reduce_least_squares",

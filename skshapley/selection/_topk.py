@@ -1,0 +1,460 @@
+"""``TopKShapleySelector``: keep the k features with the largest Shapley values of a
+global game, found by top-k identification (DESIGN.md §4.5, ALGORITHMS.md §4.7)."""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.stats import norm
+from sklearn.base import BaseEstimator, clone, is_classifier
+from sklearn.feature_selection import SelectorMixin
+from sklearn.linear_model import LinearRegression, Ridge
+from sklearn.model_selection import train_test_split
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+from tqdm.auto import tqdm
+
+from skshapley.approximators import topk_shapley
+from skshapley.attribution import lsspa
+from skshapley.exceptions import BudgetWarning
+from skshapley.explain import ShapleyExplainer
+from skshapley.games import Game, PerformanceGame, RefitGame
+from skshapley.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    fit_context,
+    validate_data,
+)
+
+IMPORTANCES = ("refit", "performance", "mean_abs_shap")
+SELECTOR_METHODS = ("cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k", "exact")
+# Fewest rows that leave two rows in each of the training and validation splits.
+_MIN_SAMPLES = 8
+# LS-SPA enumerates all 2^p subsets up to this many features (cheap: no model fits).
+_LSSPA_EXACT_MAX = 20
+# Rows explained for importance="mean_abs_shap".
+_SHAP_ROWS = 200
+
+
+def default_max_evals(n_features: int) -> int:
+    """The budget ``max_evals="auto"`` means: 2^d when that is at most 60 (d + 1) (then
+    enumeration is cheaper than sampling, and exact), else 60 (d + 1): the 30 warm-up
+    rounds of CMCS@K (§4.4.4) and as many evaluations again for the rounds at the cut.
+
+    Examples
+    --------
+    >>> from skshapley.selection import default_max_evals
+    >>> default_max_evals(4), default_max_evals(40)
+    (16, 2460)
+    """
+    sampled = 60 * (n_features + 1)
+    return 2**n_features if n_features < 30 and 2**n_features <= sampled else sampled
+
+
+class _ProgressGame(Game):
+    """Forwards to a game and moves a progress bar by the evaluations made."""
+
+    def __init__(self, game, bar):
+        super().__init__(game.n_players)
+        self.game, self.bar = game, bar
+
+    def _values(self, coalitions):
+        values = self.game.values(coalitions)
+        self.bar.update(coalitions.shape[0])
+        return values
+
+
+def _lsspa_applies(estimator, importance, scoring):
+    # Exactly these classes: a subclass may fit something else (§5 covers only them).
+    if importance != "refit" or type(estimator) not in (LinearRegression, Ridge):
+        return False
+    if scoring not in (None, "r2") or getattr(estimator, "positive", False):
+        return False
+    alpha = estimator.get_params().get("alpha", 0.0)
+    return isinstance(alpha, Real) and not isinstance(alpha, bool)
+
+
+class TopKShapleySelector(SelectorMixin, BaseEstimator):
+    """Select the k features with the largest Shapley values of a global game.
+
+    The players are the input columns. With ``importance="refit"`` (the default, the game
+    of Kolpaczki et al. [1]_) the value of a set S of columns is the validation score of
+    the estimator refit on S alone; top-k identification (CMCS@K by default) then spends
+    model fits on the features near the cut and stops once the chosen set is certified:
+    with probability about ``1 - delta`` no chosen feature's Shapley value is more than
+    ``epsilon`` below an unchosen one's (the PAC rule of §4.4.1).
+
+    Parameters
+    ----------
+    estimator : estimator
+        The model. Cloned and refit per coalition ("refit"), or fitted once on the
+        training split ("performance", "mean_abs_shap"; used as is with ``prefit``).
+    k : int or float, default=10
+        Features to keep; a float in (0, 1) is a fraction of the features (at least one,
+        rounded down). ``k`` larger than the number of features raises ``ValueError``.
+    importance : {"refit", "performance", "mean_abs_shap"}, default="refit"
+        The game. "refit": validation score of a clone refit on the coalition's columns,
+        v(∅) the score of a constant prediction; LinearRegression and Ridge use LS-SPA
+        (§5, exact up to 20 features) instead of refits. "performance": validation score
+        of the fitted model with the absent columns marginalised over ``background``
+        rows (no refits; measures reliance, not usefulness). "mean_abs_shap": mean
+        |Shapley value| of the model's predictions over up to 200 validation rows
+        (:class:`~skshapley.ShapleyExplainer`); it is not one game's Shapley value, so the
+        PAC guarantee does not apply and ``method`` is ignored.
+    method : {"cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k", "exact"}, \
+            default="cmcs_at_k"
+        Top-k identification algorithm (see :func:`skshapley.approximators.topk_shapley`).
+        Whenever ``max_evals >= 2**n_features`` enumeration is cheaper and is used.
+    max_evals : int or "auto", default="auto"
+        Most game evaluations (model fits for "refit"), v(∅) and v(N) included; the run
+        stops earlier when the PAC rule holds. "auto": see :func:`default_max_evals`.
+    delta : float, default=0.01
+        Confidence parameter of the intervals and of the PAC rule.
+    epsilon : float, default=5e-4
+        Tolerance of the PAC rule, in score units.
+    scoring : str, callable or None, default=None
+        Validation score (:func:`sklearn.metrics.check_scoring`; greater is better).
+        None: the estimator's ``score``.
+    background : int, default=100
+        Rows of the training split that stand in for absent columns ("performance",
+        "mean_abs_shap").
+    validation_size : float, default=0.25
+        Fraction of the rows held out to score on (stratified for classifiers when every
+        class has two rows).
+    prefit : bool, default=False
+        ``estimator`` is already fitted ("performance" and "mean_abs_shap" only); all of
+        X is then used for validation.
+    n_jobs : int, optional
+        Parallel refits per batch (joblib); results do not depend on it.
+    random_state : None, int or RandomState
+        Seeds the split, the estimator's own ``random_state`` when it is None, and the
+        sampling. Fix it for reproducible selections.
+    progress : bool, default=False
+        Show a tqdm progress bar over game evaluations.
+
+    Attributes
+    ----------
+    support_ : ndarray of bool (n_features_in_,)
+        The chosen features.
+    ranking_ : ndarray of int (n_features_in_,)
+        Rank of each feature by its estimate (1 = largest; ties: lower index first).
+    shapley_values_ : ndarray (n_features_in_,)
+        Estimated Shapley values (signed), or mean |phi| for "mean_abs_shap".
+    std_errors_ : ndarray (n_features_in_,)
+        Their standard errors (0 when exact).
+    confidence_intervals_ : ndarray (n_features_in_, 2)
+        Simultaneous intervals at level ``1 - delta`` (Bonferroni over features).
+    n_evaluations_ : int
+        Game evaluations used, counted as in §4.4.1 (for "refit": requested refits; a
+        repeated coalition is served from the cache and counted again).
+    converged_ : bool
+        Whether the PAC rule holds for the returned set.
+    k_ : int
+        The number of features kept.
+    method_ : str
+        What ran: a method name, "exact", "lsspa_exact", "lsspa_permutation" or
+        "mean_abs_shap".
+    max_evals_ : int
+        The budget used.
+    estimator_ : estimator
+        The model fitted on the training split (or ``estimator`` itself with ``prefit``).
+    result_ : TopKResult or None
+        The top-k run behind the selection (None for LS-SPA and "mean_abs_shap").
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Defined when X has string column names.
+
+    See Also
+    --------
+    skshapley.approximators.topk_shapley : the functional core.
+    sklearn.feature_selection.SelectFromModel : selection by impurity or coefficients.
+
+    Notes
+    -----
+    Shapley values share credit among correlated features, so the top k by Shapley value
+    is not the best subset of size k: two redundant features may both be kept or both be
+    dropped (§4.7, "Caveat").
+
+    References
+    ----------
+    .. [1] P. Kolpaczki, T. Nielen and E. Hüllermeier, "Antithetic sampling for top-k
+       Shapley identification" (CMCS, Greedy CMCS, CMCS@K; Table 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from skshapley import TopKShapleySelector
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5)); y = X @ [3.0, 0.0, 2.0, 0.0, 0.1]
+    >>> selector = TopKShapleySelector(LinearRegression(), k=2, random_state=0).fit(X, y)
+    >>> selector.get_support().tolist(), selector.method_
+    ([True, False, True, False, False], 'lsspa_exact')
+    """
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit"])],
+        "k": [Interval(Integral, 1, None, closed="left"),
+              Interval(Real, 0, 1, closed="neither")],
+        "importance": [StrOptions(set(IMPORTANCES))],
+        "method": [StrOptions(set(SELECTOR_METHODS))],
+        "max_evals": [Interval(Integral, 2, None, closed="left"), StrOptions({"auto"})],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "epsilon": [Interval(Real, 0, None, closed="left")],
+        "scoring": [str, callable, None],
+        "background": [Interval(Integral, 1, None, closed="left")],
+        "validation_size": [Interval(Real, 0, 1, closed="neither")],
+        "prefit": ["boolean"],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "progress": ["boolean"],
+    }
+
+    def __init__(self, estimator, *, k=10, importance="refit", method="cmcs_at_k",
+                 max_evals="auto", delta=0.01, epsilon=5e-4, scoring=None, background=100,
+                 validation_size=0.25, prefit=False, n_jobs=None, random_state=None,
+                 progress=False):
+        self.estimator = estimator
+        self.k = k
+        self.importance = importance
+        self.method = method
+        self.max_evals = max_evals
+        self.delta = delta
+        self.epsilon = epsilon
+        self.scoring = scoring
+        self.background = background
+        self.validation_size = validation_size
+        self.prefit = prefit
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.progress = progress
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
+
+    @fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y=None, **fit_params):
+        """Find the top-k features of ``X`` for predicting ``y``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame (n_samples, n_features)
+            Numeric features; a DataFrame is passed on to the estimator with its column
+            names (subsets of them for refits).
+        y : array-like (n_samples,)
+        **fit_params
+            Passed to the estimator's ``fit`` ("performance" and "mean_abs_shap").
+
+        Returns
+        -------
+        self : TopKShapleySelector
+        """
+        # A failed fit leaves a fitted selector as it was (validate_data sets
+        # n_features_in_ before the later checks can fail).
+        state = self.__dict__.copy()
+        try:
+            return self._fit(X, y, **fit_params)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(state)
+            raise
+
+    # -- fit, step by step --------------------------------------------------------------
+    def _fit(self, X, y, **fit_params):
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None; "
+                "the features are ranked by how much they help predict y."
+            )
+        X_checked, y_checked = validate_data(self, X, y, dtype=np.float64,
+                                             ensure_all_finite=True, y_numeric=False)
+        n_samples, n_features = X_checked.shape
+        k = self._resolve_k(n_features)
+        if self.prefit and self.importance == "refit":
+            raise ValueError(
+                "prefit=True needs importance='performance' or 'mean_abs_shap'; "
+                "importance='refit' refits clones of the estimator on column subsets."
+            )
+        if n_samples < _MIN_SAMPLES and not self.prefit:
+            raise ValueError(
+                f"{type(self).__name__} holds out a validation split and needs at least "
+                f"{_MIN_SAMPLES} samples; got n_samples={n_samples}."
+            )
+        max_evals = (default_max_evals(n_features) if self.max_evals == "auto"
+                     else int(self.max_evals))
+        method = "exact" if self.method == "exact" or max_evals >= 2**n_features \
+            else self.method
+        if method == "exact" and max_evals < 2**n_features:
+            raise ValueError(
+                f"max_evals={max_evals} is too small for method='exact' with {n_features} "
+                f"features: enumeration needs 2**{n_features} = {2**n_features} "
+                "evaluations; increase max_evals or use method='cmcs_at_k'."
+            )
+        rng = check_random_state(self.random_state)
+        split_seed, model_seed, sampling_seed = (int(s) for s in
+                                                 rng.randint(np.iinfo(np.int32).max, size=3))
+        estimator = self.estimator if self.prefit else clone(self.estimator)
+        params = estimator.get_params() if hasattr(estimator, "get_params") else {}
+        if not self.prefit and "random_state" in params and params["random_state"] is None:
+            # A deterministic model makes v a function of the coalition (§4.7).
+            estimator.set_params(random_state=model_seed)
+        # Features go to the model as given: a DataFrame keeps its column names.
+        X_model = X if hasattr(X, "iloc") else X_checked
+        y_model = y_checked
+        if self.prefit:
+            X_train = X_valid = X_model
+            y_train = y_valid = y_model
+        else:
+            X_train, X_valid, y_train, y_valid = self._split(X_model, y_model, split_seed)
+
+        self.k_ = k
+        self.max_evals_ = max_evals
+        self.result_ = None
+        if self.importance == "mean_abs_shap":
+            self._fit_mean_abs_shap(estimator, X_train, y_train, X_valid, sampling_seed,
+                                    fit_params)
+        elif _lsspa_applies(estimator, self.importance, self.scoring):
+            self.estimator_ = estimator.fit(X_train, y_train)
+            self._fit_lsspa(estimator, X_train, y_train, X_valid, y_valid, sampling_seed)
+        else:
+            if self.importance == "refit":
+                self.estimator_ = clone(estimator).fit(X_train, y_train)
+                game = RefitGame(estimator, X_train, y_train, X_valid, y_valid,
+                                 scoring=self.scoring, n_jobs=self.n_jobs)
+            else:
+                self.estimator_ = (estimator if self.prefit
+                                   else estimator.fit(X_train, y_train, **fit_params))
+                background = np.asarray(X_train, dtype=np.float64)
+                if background.shape[0] > self.background:
+                    rows = np.sort(np.random.RandomState(split_seed).choice(
+                        background.shape[0], self.background, replace=False))
+                    background = background[rows]
+                game = PerformanceGame(self.estimator_, X_valid, y_valid, background,
+                                       scoring=self.scoring,
+                                       feature_names=getattr(self, "feature_names_in_", None)
+                                       if hasattr(X_model, "iloc") else None)
+            self._fit_game(game, k, method, max_evals, sampling_seed)
+        self._set_selection()
+        return self
+
+    def _resolve_k(self, n_features):
+        if isinstance(self.k, Integral):
+            if self.k > n_features:
+                raise ValueError(
+                    f"The 'k' parameter must be at most the number of features "
+                    f"n_features={n_features}; got k={self.k}."
+                )
+            return int(self.k)
+        return max(1, int(np.floor(self.k * n_features)))
+
+    def _split(self, X, y, seed):
+        stratify = None
+        if is_classifier(self.estimator):
+            _, counts = np.unique(y, return_counts=True)
+            if counts.size > 1 and counts.min() >= 2:
+                stratify = y
+        try:
+            return train_test_split(X, y, test_size=self.validation_size, random_state=seed,
+                                    stratify=stratify)
+        except ValueError:
+            # Too few rows of a class for a stratified split of this size.
+            return train_test_split(X, y, test_size=self.validation_size, random_state=seed)
+
+    def _fit_game(self, game, k, method, max_evals, seed):
+        warm_up = 30 * (game.n_players + 1)
+        if method in ("cmcs_at_k", "greedy_cmcs") and max_evals <= warm_up:
+            # §4.7: below the warm-up of 30 full rounds the adaptive methods are plain CMCS.
+            warnings.warn(
+                f"max_evals={max_evals} is within the warm-up of method={method!r} "
+                f"(30 rounds of {game.n_players + 1} evaluations = {warm_up}), so it runs "
+                "as plain CMCS and cannot certify the set; increase max_evals.",
+                BudgetWarning, stacklevel=5)  # _fit_game, _fit, fit, fit_context, caller
+        with tqdm(total=max_evals, disable=not self.progress, desc="Evaluating coalitions",
+                  unit="eval") as bar:
+            played = _ProgressGame(game, bar) if self.progress else game
+            result = topk_shapley(played, k, method=method, budget=max_evals, pac_stop=True,
+                                  delta=self.delta, epsilon=self.epsilon, random_state=seed)
+        self._store(result.values, result.std_errors, result.confidence_intervals,
+                    result.n_evaluations, result.pac_satisfied, result.method)
+        self.result_ = result
+
+    def _fit_lsspa(self, estimator, X_train, y_train, X_valid, y_valid, seed):
+        params = estimator.get_params()
+        p = np.shape(X_train)[1]
+        result = lsspa(np.asarray(X_train, dtype=np.float64),
+                       np.asarray(X_valid, dtype=np.float64),
+                       np.asarray(y_train, dtype=np.float64),
+                       np.asarray(y_valid, dtype=np.float64),
+                       alpha=float(params.get("alpha", 0.0)),
+                       center=bool(params.get("fit_intercept", True)),
+                       method="exact" if p <= _LSSPA_EXACT_MAX else "permutation",
+                       random_state=seed)
+        z = self._z(p)
+        half = z * result.std_errors
+        intervals = np.column_stack([result.attribution - half, result.attribution + half])
+        evaluations = 2**p if result.method == "exact" else result.n_samples * p
+        self._store(result.attribution, result.std_errors, intervals, evaluations,
+                    None, f"lsspa_{result.method}")
+
+    def _fit_mean_abs_shap(self, estimator, X_train, y_train, X_valid, seed, fit_params):
+        self.estimator_ = estimator if self.prefit else estimator.fit(X_train, y_train,
+                                                                      **fit_params)
+        background = min(self.background, np.shape(X_train)[0])
+        explainer = ShapleyExplainer(self.estimator_, prefit=True, background=background,
+                                     n_jobs=self.n_jobs, random_state=seed,
+                                     progress=self.progress)
+        explainer.fit(X_train)
+        rows = X_valid.iloc[:_SHAP_ROWS] if hasattr(X_valid, "iloc") else X_valid[:_SHAP_ROWS]
+        explanation = explainer.explain(rows)
+        magnitudes = np.abs(np.asarray(explanation.values, dtype=np.float64))
+        if magnitudes.ndim == 3:  # several outputs: average their magnitudes
+            magnitudes = magnitudes.mean(axis=2)
+        values = magnitudes.mean(axis=0)
+        n_rows = magnitudes.shape[0]
+        # The spread over the explained rows (the sampling of rows dominates the error).
+        std = (magnitudes.std(axis=0, ddof=1) / np.sqrt(n_rows) if n_rows > 1
+               else np.full_like(values, np.inf))
+        half = self._z(values.shape[0]) * std
+        self._store(values, std, np.column_stack([values - half, values + half]),
+                    int(np.sum(explanation.n_evaluations)), None, "mean_abs_shap")
+
+    def _z(self, n_features):
+        return float(norm.ppf(1.0 - self.delta / (2 * n_features)))
+
+    def _store(self, values, std_errors, intervals, n_evaluations, converged, method):
+        self.shapley_values_ = np.asarray(values, dtype=np.float64)
+        self.std_errors_ = np.asarray(std_errors, dtype=np.float64)
+        self.confidence_intervals_ = np.asarray(intervals, dtype=np.float64)
+        self.n_evaluations_ = int(n_evaluations)
+        self.method_ = method
+        if converged is None:
+            converged = self._pac_holds()
+        self.converged_ = bool(converged)
+
+    def _order(self):
+        return np.argsort(-self.shapley_values_, kind="stable")  # ties: lower index first
+
+    def _pac_holds(self):
+        order = self._order()
+        if self.k_ == order.shape[0]:
+            return True
+        lower, upper = self.confidence_intervals_[:, 0], self.confidence_intervals_[:, 1]
+        return bool(upper[order[self.k_:]].max() - lower[order[: self.k_]].min()
+                    <= self.epsilon)
+
+    def _set_selection(self):
+        order = self._order()
+        self.support_ = np.zeros(order.shape[0], dtype=bool)
+        self.support_[order[: self.k_]] = True
+        self.ranking_ = np.empty(order.shape[0], dtype=np.int64)
+        self.ranking_[order] = np.arange(1, order.shape[0] + 1)
+
+    def _get_support_mask(self):
+        check_is_fitted(self)
+        return self.support_
+

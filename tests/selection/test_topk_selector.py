@@ -1,0 +1,166 @@
+"""TopKShapleySelector (DESIGN.md §4.5): selections, sklearn API, n_jobs, bad input."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skshapley import TopKShapleySelector
+
+
+@parametrize_with_checks(
+    [TopKShapleySelector(DecisionTreeRegressor(max_depth=2, random_state=0), k=1)]
+)
+def test_sklearn_compatible_estimator(estimator, check):
+    check(estimator)
+
+
+@pytest.fixture
+def linear_data(rng):
+    # Columns 0, 2 and 5 carry the signal (weights 3, 2, 1.5); the rest are noise.
+    X = rng.normal(size=(240, 10))
+    weights = np.zeros(10)
+    weights[[0, 2, 5]] = [3.0, 2.0, 1.5]
+    y = X @ weights + 0.5 * rng.normal(size=240)
+    return X, y
+
+
+def test_refit_with_tree_model_matches_exact_game(linear_data):
+    X, y = linear_data
+    model = DecisionTreeRegressor(max_depth=4, random_state=0)
+    selector = TopKShapleySelector(model, k=2, max_evals=600, epsilon=0.01,
+                                   random_state=0).fit(X, y)
+    # The same split and model seed: the exact values of the same game.
+    exact = TopKShapleySelector(model, k=2, method="exact", max_evals=1024,
+                                random_state=0).fit(X, y)
+    assert np.flatnonzero(selector.support_).tolist() == [0, 2]
+    np.testing.assert_array_equal(selector.support_, exact.support_)
+    assert selector.method_ == "cmcs_at_k" and selector.n_evaluations_ <= 600
+    assert exact.method_ == "exact" and exact.n_evaluations_ == 1024
+    assert selector.ranking_[0] == 1 and sorted(selector.ranking_) == list(range(1, 11))
+    low, high = selector.confidence_intervals_.T
+    assert np.all(low <= exact.shapley_values_) and np.all(exact.shapley_values_ <= high)
+    assert selector.transform(X).shape == (240, 2)
+
+
+def test_linear_models_use_lsspa_with_the_same_ranking_as_refits(linear_data):
+    X, y = linear_data
+    fast = TopKShapleySelector(LinearRegression(), k=3, random_state=0).fit(X, y)
+    # A Pipeline is not LinearRegression itself, so it takes the refit path (exact for
+    # max_evals >= 2^10): the same split and game up to the R² baseline (LS-SPA uses the
+    # training mean, r2_score the validation mean), hence proportional values.
+    slow = TopKShapleySelector(make_pipeline(LinearRegression()), k=3, method="exact",
+                               max_evals=1024, random_state=0).fit(X, y)
+    assert fast.method_ == "lsspa_exact" and slow.method_ == "exact"
+    np.testing.assert_array_equal(fast.support_, slow.support_)
+    ratio = slow.shapley_values_ / fast.shapley_values_
+    np.testing.assert_allclose(ratio, ratio[0], rtol=1e-8)
+    ridge = TopKShapleySelector(Ridge(alpha=1.0), k=3, random_state=0).fit(X, y)
+    assert ridge.method_ == "lsspa_exact"
+    np.testing.assert_array_equal(ridge.support_, fast.support_)
+
+
+@pytest.mark.parametrize("importance", ["performance", "mean_abs_shap"])
+def test_model_based_importances(linear_data, importance):
+    X, y = linear_data
+    selector = TopKShapleySelector(LinearRegression(), k=3, importance=importance,
+                                   background=30, random_state=0).fit(X, y)
+    assert np.flatnonzero(selector.support_).tolist() == [0, 2, 5]
+    assert selector.converged_
+
+
+def test_k_fraction_and_dataframe_names(linear_data):
+    X, y = linear_data
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(10)])
+    selector = TopKShapleySelector(LinearRegression(), k=0.35, random_state=0).fit(frame, y)
+    assert selector.k_ == 3
+    assert selector.get_feature_names_out().tolist() == ["f0", "f2", "f5"]
+
+
+def test_grid_search_over_k_is_the_same_for_any_n_jobs(linear_data):
+    X, y = linear_data
+    pipe = Pipeline([
+        ("select", TopKShapleySelector(LinearRegression(), random_state=0)),
+        ("model", LinearRegression()),
+    ])
+    results = []
+    for n_jobs in (1, 2):
+        search = GridSearchCV(pipe, {"select__k": [1, 2, 3, 5]}, cv=3, n_jobs=n_jobs)
+        search.fit(X, y)
+        results.append(search)
+    np.testing.assert_array_equal(results[0].cv_results_["mean_test_score"],
+                                  results[1].cv_results_["mean_test_score"])
+    assert results[0].best_params_["select__k"] == 3  # the three informative columns
+    chosen = results[0].best_estimator_.named_steps["select"].support_
+    assert np.flatnonzero(chosen).tolist() == [0, 2, 5]
+
+
+def test_refit_fits_are_the_same_for_any_n_jobs(linear_data):
+    X, y = linear_data
+    make = lambda n_jobs: TopKShapleySelector(  # noqa: E731
+        DecisionTreeRegressor(max_depth=3), k=2, max_evals=400, n_jobs=n_jobs,
+        random_state=3).fit(X, y)
+    a, b = make(1), make(2)
+    np.testing.assert_array_equal(a.shapley_values_, b.shapley_values_)
+    assert a.n_evaluations_ == b.n_evaluations_
+
+
+def test_classifier_refit_game(rng):
+    X = rng.normal(size=(300, 5))
+    y = (X[:, 1] + 0.8 * X[:, 3] > 0).astype(int)
+    selector = TopKShapleySelector(DecisionTreeClassifier(max_depth=3, random_state=0), k=2,
+                                   method="exact", max_evals=32, random_state=0).fit(X, y)
+    assert np.flatnonzero(selector.support_).tolist() == [1, 3]
+    assert selector.converged_ and selector.n_evaluations_ == 32
+
+
+def test_bad_input_gives_clear_errors_and_keeps_fitted_state(linear_data):
+    X, y = linear_data
+    selector = TopKShapleySelector(LinearRegression(), k=2, random_state=0).fit(X, y)
+    before = selector.shapley_values_.copy()
+    with pytest.raises(ValueError, match=r"'k' parameter .* n_features=10; got k=11"):
+        selector.set_params(k=11).fit(X, y)
+    with pytest.raises(ValueError, match="'k' parameter"):
+        selector.set_params(k=0).fit(X, y)
+    with pytest.raises(ValueError, match="requires y to be passed"):
+        selector.set_params(k=2).fit(X)
+
+    def broken(estimator, X_, y_):
+        raise RuntimeError("boom")
+
+    with pytest.raises(ValueError, match="'scoring' parameter"):
+        TopKShapleySelector(DecisionTreeRegressor(), k=2, scoring=broken).fit(X, y)
+    with pytest.raises(ValueError, match="'scoring' parameter"):
+        selector.set_params(scoring=broken, importance="performance").fit(X, y)
+    # The failed fits left the first fit's state.
+    np.testing.assert_array_equal(selector.shapley_values_, before)
+    assert selector.k_ == 2
+    with pytest.raises(ValueError, match="prefit=True needs"):
+        TopKShapleySelector(LinearRegression().fit(X, y), k=2, prefit=True).fit(X, y)
+    with pytest.raises(ValueError, match="too small for method='exact'"):
+        TopKShapleySelector(DecisionTreeRegressor(), k=2, method="exact",
+                            max_evals=100).fit(X, y)
+    with pytest.raises(ValueError, match="'importance' parameter"):
+        TopKShapleySelector(LinearRegression(), importance="gain").fit(X, y)
+
+
+def test_prefit_performance(linear_data):
+    X, y = linear_data
+    model = LogisticRegression().fit(X, y > 0)
+    selector = TopKShapleySelector(model, k=1, importance="performance", prefit=True,
+                                   background=20, random_state=0).fit(X, y > 0)
+    assert selector.estimator_ is model
+    assert selector.support_[0]
+
+
+def test_budget_inside_the_warm_up_warns(linear_data):
+    from skshapley.exceptions import BudgetWarning
+
+    X, y = linear_data
+    with pytest.warns(BudgetWarning, match="within the warm-up"):
+        TopKShapleySelector(DecisionTreeRegressor(max_depth=2), k=2, max_evals=200,
+                            random_state=0).fit(X, y)
