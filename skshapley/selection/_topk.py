@@ -137,15 +137,15 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
 
     Attributes
     ----------
-    support_ : ndarray of bool (n_features_in_,)
+    support_ : ndarray of bool (n_features,)
         The chosen features.
-    ranking_ : ndarray of int (n_features_in_,)
+    ranking_ : ndarray of int (n_features,)
         Rank of each feature by its estimate (1 = largest; ties: lower index first).
-    shapley_values_ : ndarray (n_features_in_,)
+    shapley_values_ : ndarray (n_features,)
         Estimated Shapley values (signed), or mean |phi| for "mean_abs_shap".
-    std_errors_ : ndarray (n_features_in_,)
+    std_errors_ : ndarray (n_features,)
         Their standard errors (0 when exact).
-    confidence_intervals_ : ndarray (n_features_in_, 2)
+    confidence_intervals_ : ndarray (n_features, 2)
         Simultaneous intervals at level ``1 - delta`` (Bonferroni over features).
     n_evaluations_ : int
         Game evaluations used, counted as in §4.4.1 (for "refit": requested refits; a
