@@ -23,7 +23,7 @@ from skshapley.games._rkhs import (
     product_kernel,
     scaled_differences,
 )
-from skshapley.utils import as_generator
+from skshapley.utils import as_generator, chunk_rows
 from skshapley.utils._sklearn_compat import validate_data
 
 MEDIAN_SAMPLE = 1000  # rows used by the median heuristic
@@ -411,8 +411,14 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
     def predict(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return product_kernel(X, self.X_fit_, self.length_scale_, self.kernel) \
-            @ self.dual_coef_ + self.intercept_
+        # rows in chunks of working_memory: the (n, n_fit) kernel is never formed whole
+        out = np.empty(X.shape[0])
+        rows = chunk_rows(8.0 * max(self.X_fit_.shape[0], 1))
+        for start in range(0, X.shape[0], rows):
+            out[start : start + rows] = product_kernel(
+                X[start : start + rows], self.X_fit_, self.length_scale_, self.kernel
+            ) @ self.dual_coef_
+        return out + self.intercept_
 
     def _result(self, X, value):
         check_is_fitted(self)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
+from scipy.spatial.distance import cdist
 
 from skshapley._config import get_config
 from skshapley.games._base import Game
@@ -33,10 +34,23 @@ def scaled_differences(A, B, length_scale, kernel):
 
 
 def product_kernel(A, B, length_scale, kernel):
-    """k(A, B) for the product kernels, or A B' for "linear"."""
+    """k(A, B) for the product kernels, or A B' for "linear".
+
+    Distances of the length-scaled rows by ``scipy.spatial.distance.cdist`` (exact per
+    pair, no (d, len(A), len(B)) temporary), in row chunks of ``working_memory``.
+    """
     if kernel == "linear":
         return A @ B.T
-    return np.exp(-scaled_differences(A, B, length_scale, kernel).sum(axis=0))
+    scale = np.asarray(length_scale, dtype=np.float64)
+    A, B = np.asarray(A, np.float64) / scale, np.asarray(B, np.float64) / scale
+    out = np.empty((A.shape[0], B.shape[0]))
+    metric = "sqeuclidean" if kernel == "rbf" else "cityblock"
+    factor = 0.5 if kernel == "rbf" else 1.0
+    rows = chunk_rows(8.0 * max(B.shape[0], 1))
+    for start in range(0, A.shape[0], rows):
+        block = cdist(A[start : start + rows], B, metric)
+        np.exp(-factor * block, out=out[start : start + rows])
+    return out
 
 
 class RKHSValueGame(Game):

@@ -392,3 +392,15 @@ def test_cme_regularization_by_cross_validation():
     np.testing.assert_allclose(losses[0], direct, rtol=1e-9)
     with pytest.raises(ValueError, match="positive number or 'cv'"):
         RKHSShapRegressor(cme_regularization="auto").fit(X, y)
+
+
+def test_predict_in_chunks_equals_one_block(data):
+    # working_memory bounds the kernel block: tiny chunks give the same predictions
+    from skshapley import config_context
+
+    X, y = data
+    model = RKHSShapRegressor(alpha=0.1).fit(X, y)
+    whole = model.predict(X)
+    with config_context(working_memory=1e-4):
+        chunked = model.predict(X)
+    np.testing.assert_allclose(chunked, whole, rtol=1e-13, atol=1e-13)
