@@ -117,7 +117,7 @@ def _product_kernel_rows(sizes):
                                                 - row_theirs).max() / scale)
             gap_ours = max(gap_ours, np.abs(_brute_force(interventional_game, 5)
                                             - row_ours).max() / np.abs(row_ours).max())
-        lines.append(f"| {n} | {t_ours:.3f} | {t_theirs:.3f} | {t_theirs / t_ours:.1f}x "
+        lines.append(f"| {n} | {t_ours:.3f} | {t_theirs:.3f} | {t_theirs / t_ours:.2g}x "
                      f"| {gap_predict:.1e} | {gap_ours:.1e} | {gap_theirs:.1e} |")
         print(lines[-1], flush=True)
     return "\n".join(lines)
