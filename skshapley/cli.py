@@ -339,18 +339,10 @@ def _explain(args, out) -> ExitCode:
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     from skshapley import ShapleyExplainer, config_context
 
-    if args.data is not None:
-        X, y = _load_data(args.data, args.target)
-    else:
-        if args.target is not None:
-            raise UsageError("--target needs --data CSV")
-        from sklearn.datasets import load_diabetes
-
-        X, y = load_diabetes(return_X_y=True, as_frame=True)
+    X, y, _ = _data_or_diabetes(args)
     model = _load_model(args.model)
     if "random_state" in getattr(model, "get_params", dict)() and \
             model.get_params()["random_state"] is None:
@@ -371,15 +363,35 @@ def _explain(args, out) -> ExitCode:
     figure = explanation.plot.summary(title=title)
     # The plot is saved before the table is printed, so a closed pipe on stdout
     # (`skshapley explain | head -3`) still leaves the PNG.
-    try:
-        figure.savefig(args.output, dpi=120)
-    except OSError as err:
-        raise UsageError(f"cannot write {args.output!r}: {err.strerror or err}") from None
-    finally:
-        plt.close(figure)
+    _save_figure(figure, args.output, tight=False)
     _print_table(explanation, explainer, out)
     print(f"summary plot written to {args.output}", file=out)
     return ExitCode.OK
+
+
+def _data_or_diabetes(args):
+    """(X, y, source name) from ``--data``/``--target``, or scikit-learn's diabetes data."""
+    if args.data is not None:
+        X, y = _load_data(args.data, args.target)
+        return X, y, args.data
+    if args.target is not None:
+        raise UsageError("--target needs --data CSV")
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True, as_frame=True)
+    return X, y, "diabetes (scikit-learn)"
+
+
+def _save_figure(figure, path, *, tight=True):
+    """Write ``figure`` to ``path`` and close it; an unwritable path is a usage error."""
+    import matplotlib.pyplot as plt
+
+    try:
+        figure.savefig(path, dpi=120, **({"bbox_inches": "tight"} if tight else {}))
+    except OSError as err:
+        raise UsageError(f"cannot write {path!r}: {err.strerror or err}") from None
+    finally:
+        plt.close(figure)
 
 
 def _attribute(args, out) -> ExitCode:
@@ -387,22 +399,12 @@ def _attribute(args, out) -> ExitCode:
     import numpy as np
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     from sklearn.model_selection import train_test_split
 
     from skshapley.attribution import lsspa
     from skshapley.plotting import attribution_bar
 
-    if args.data is not None:
-        X, y = _load_data(args.data, args.target)
-        source = args.data
-    else:
-        if args.target is not None:
-            raise UsageError("--target needs --data CSV")
-        from sklearn.datasets import load_diabetes
-
-        X, y = load_diabetes(return_X_y=True, as_frame=True)
-        source = "diabetes (scikit-learn)"
+    X, y, source = _data_or_diabetes(args)
     if len(X) < 4:
         raise UsageError(f"{source!r} has {len(X)} rows; the train/test split needs at least 4")
     _check_output_path(args.output)
@@ -416,12 +418,7 @@ def _attribute(args, out) -> ExitCode:
     ax = attribution_bar(result, feature_names=names)
     ax.set_title(f"LS-SPA: test R² = {result.r2:.4f}", loc="left")
     figure = ax.figure
-    try:
-        figure.savefig(args.output, dpi=120, bbox_inches="tight")
-    except OSError as err:
-        raise UsageError(f"cannot write {args.output!r}: {err.strerror or err}") from None
-    finally:
-        plt.close(figure)
+    _save_figure(figure, args.output, tight=True)
     detail = ("exact" if result.method == "exact" else
               f"{result.n_samples} orderings ({result.sampler}), estimated 95 % error "
               f"{result.error_quantile:.2g}{'' if result.converged else ', tol not reached'}")
@@ -456,21 +453,11 @@ def _select(args, out) -> ExitCode:
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     from skshapley import TopKShapleySelector
     from skshapley.plotting import topk
 
-    if args.data is not None:
-        X, y = _load_data(args.data, args.target)
-        source = args.data
-    else:
-        if args.target is not None:
-            raise UsageError("--target needs --data CSV")
-        from sklearn.datasets import load_diabetes
-
-        X, y = load_diabetes(return_X_y=True, as_frame=True)
-        source = "diabetes (scikit-learn)"
+    X, y, source = _data_or_diabetes(args)
     if isinstance(args.k, int) and args.k > X.shape[1]:
         raise UsageError(f"--k {args.k} is more than the {X.shape[1]} features of {source!r}")
     model = _select_model(args.model, y)
@@ -487,12 +474,7 @@ def _select(args, out) -> ExitCode:
     selector.fit(X, y)
     ax = topk(selector, feature_names=[str(c) for c in X.columns])
     figure = ax.figure
-    try:
-        figure.savefig(args.output, dpi=120, bbox_inches="tight")
-    except OSError as err:
-        raise UsageError(f"cannot write {args.output!r}: {err.strerror or err}") from None
-    finally:
-        plt.close(figure)
+    _save_figure(figure, args.output, tight=True)
     names = [str(c) for c in X.columns]
     status = ("the PAC rule holds" if selector.converged_
               else "the PAC rule does not hold yet (raise --max-evals or --epsilon)")
