@@ -6,7 +6,7 @@
 - scikit-learn random forests (100 trees, depth 8 and 12) on the cal_housing shape:
   shap's C++ ``TreeExplainer`` (path-dependent, 10,000 rows) and its interventional mode
   (100 background rows, 1,000 rows) vs ours.
-All with the machine's cores as threads (XGBoost ``nthread``, numba's pool; shap's C++
+All with ``--threads`` threads (default: the machine's cores) (XGBoost ``nthread``, numba's pool; shap's C++
 path-dependent code is single-threaded, its interventional one too). Medians of 3 runs
 after a warm-up. Accuracy: max |ours − peer|.
 
@@ -23,8 +23,11 @@ import time
 import numpy as np
 from bench_tree_gpu import make_data
 
+REPEATS = 3
 
-def timed(function, repeats=3):
+
+def timed(function, repeats=None):
+    repeats = REPEATS if repeats is None else repeats
     function()
     times = []
     for _ in range(repeats):
@@ -34,15 +37,46 @@ def timed(function, repeats=3):
     return float(np.median(times))
 
 
+def write_table(path, rows_out, threads, complete=False):
+    """Write the results so far (the run is long; a cut-off run still leaves its rows)."""
+    import numba
+    import shap
+    import sklearn
+    import xgboost
+
+    lines = ["# CPU TreeSHAP", "",
+             f"Machine: {platform.machine()}, {os.cpu_count()} cores "
+             f"({platform.processor() or 'cpu'}), {threads} thread(s) for XGBoost and numba; "
+             f"Python {platform.python_version()}, numpy {np.__version__}, numba "
+             f"{numba.__version__}, xgboost {xgboost.__version__}, shap {shap.__version__}, "
+             f"scikit-learn {sklearn.__version__}. Synthetic data of the thesis datasets' "
+             f"shapes (no downloads). Median seconds of {REPEATS} runs after a warm-up (1 run for "
+             "the interventional rows).", "",
+             "| model | peer | rows | peer (s) | ours numba (s) | ours/peer speed-up | "
+             "max abs difference |", "|---|---|---|---|---|---|---|"]
+    for name, peer_name, n, peer, ours, error in rows_out:
+        lines.append(f"| {name} | {peer_name} | {n:,} | {peer:.3f} | {ours:.3f} | "
+                     f"{peer / ours:.2f}× | {error:.1e} |")
+    if not complete:
+        lines += ["", "_Partial: the run is still going or was stopped._"]
+    with open(path, "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+    print("\n".join(lines), flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", default="benchmarks/results/tree_cpu.md")
     parser.add_argument("--rows", type=int, default=10_000)
+    parser.add_argument("--threads", type=int, default=os.cpu_count(),
+                        help="threads for XGBoost and numba (1 keeps a shared machine fair)")
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
+    global REPEATS
+    REPEATS = args.repeats
 
     import numba
     import shap
-    import sklearn
     import xgboost
     from sklearn.ensemble import RandomForestRegressor
 
@@ -50,7 +84,8 @@ def main(argv=None):
     from skshapley.tree import read_model, tree_shap
     from skshapley.tree._api import interventional_shap, path_dependent_shap
 
-    threads = os.cpu_count()
+    threads = args.threads
+    numba.set_num_threads(threads)
     kernels = get_backend("numba")
     rows_out = []
     rng = np.random.default_rng(432)
@@ -71,6 +106,7 @@ def main(argv=None):
             error = np.abs(tree_shap(ensemble, rows).values[..., 0] - contribs).max()
             rows_out.append((f"{dataset}-{variant} (XGBoost, {ensemble.n_paths:,} paths)",
                              "XGBoost pred_contribs", args.rows, peer, ours, error))
+            write_table(args.output, rows_out, threads)
     X, y, _, _ = make_data("cal_housing")
     for depth in (8, 12):
         forest = RandomForestRegressor(n_estimators=100, max_depth=depth, n_jobs=threads,
@@ -98,26 +134,12 @@ def main(argv=None):
                      interventional_shap(e, x, b, kernels), repeats=1)
         error = np.abs(interventional.shap_values(few, check_additivity=False)
                        - tree_shap(ensemble, few, background=background).values[..., 0]).max()
-        rows_out.append((name, "shap TreeExplainer (interventional, 100 background)", 1000,
+        rows_out.append((name, "shap TreeExplainer (interventional, 100 background)", len(few),
                          peer, ours, error))
         print(rows_out[-2:], flush=True)
+        write_table(args.output, rows_out, threads)
 
-    lines = ["# CPU TreeSHAP", "",
-             f"Machine: {platform.machine()}, {threads} cores ({platform.processor() or 'cpu'}); "
-             f"Python {platform.python_version()}, numpy {np.__version__}, numba "
-             f"{numba.__version__}, xgboost {xgboost.__version__}, shap {shap.__version__}, "
-             f"scikit-learn {sklearn.__version__}. Synthetic data of the thesis datasets' "
-             "shapes (no downloads). Median seconds of 3 runs after a warm-up (1 run for "
-             "the interventional rows).", "",
-             "| model | peer | rows | peer (s) | ours numba (s) | ours/peer speed-up | "
-             "max abs difference |", "|---|---|---|---|---|---|---|"]
-    for name, peer_name, n, peer, ours, error in rows_out:
-        lines.append(f"| {name} | {peer_name} | {n:,} | {peer:.3f} | {ours:.3f} | "
-                     f"{peer / ours:.2f}× | {error:.1e} |")
-    with open(args.output, "w") as handle:
-        handle.write("\n".join(lines) + "\n")
-    print("\n".join(lines))
-
+    write_table(args.output, rows_out, threads, complete=True)
 
 if __name__ == "__main__":
     main()

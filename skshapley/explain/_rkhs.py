@@ -22,6 +22,8 @@ from skshapley.games._rkhs import (
     RKHSValueGame,
     product_kernel,
     scaled_differences,
+    subset_embeddings,
+    subset_table_fits,
 )
 from skshapley.utils import as_generator, chunk_rows
 from skshapley.utils._sklearn_compat import validate_data
@@ -136,6 +138,10 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
         Held-out CME losses over eta = 1e-6, ..., 1 when chosen by CV.
     landmarks_, fourier_features_ : ndarray or tuple or None
         The Nyström landmarks, or the random Fourier features (W, c).
+    subset_embeddings_ : ndarray (2^n_features, n_samples) or None
+        Mean embeddings of every feature subset over ``background_`` for exact
+        interventional values, kept when they cost no more than the fit (2^d B <= n^2)
+        and fit ``working_memory``; otherwise each explanation builds them.
 
     Examples
     --------
@@ -349,6 +355,16 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
         self.intercept_ = intercept
         self.penalized_features_ = penalized
         self.exact_ = 2**d <= self.max_evals
+        # The interventional game's mean embeddings of all 2^d subsets do not depend on
+        # the explained rows: keep them when they cost no more than the fit's own
+        # Cholesky (2^d n B <= n^3) and fit working_memory; explaining m rows then costs
+        # O(2^d n m), not O(2^d n B) per call (§6.2).
+        b = len(self.background_)
+        self.subset_embeddings_ = None
+        if (self.kernel != "linear" and self.approximation is None and self.exact_
+                and 2.0**d * b <= float(n) ** 2 and subset_table_fits(d, n)):
+            self.subset_embeddings_ = subset_embeddings(X, self.background_, scales,
+                                                        self.kernel)
         self.expected_value_ = float(
             product_kernel(self.background_, X, scales, self.kernel).mean(axis=0) @ dual
         ) + intercept
@@ -429,7 +445,8 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
                              cme_regularization=self.cme_regularization_,
                              intercept=self.intercept_, background=self.background_,
                              landmarks=self.landmarks_,
-                             fourier_features=self.fourier_features_)
+                             fourier_features=self.fourier_features_,
+                             subset_embeddings=self.subset_embeddings_)
         result = shapley_values(game, budget=max(self.max_evals, 2),
                                 random_state=self.random_state)
         return X, np.asarray(result.values).reshape(X.shape[1], X.shape[0]).T, result

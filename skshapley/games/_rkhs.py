@@ -53,6 +53,53 @@ def product_kernel(A, B, length_scale, kernel):
     return out
 
 
+def subset_embeddings(training, background, length_scale, kernel="rbf"):
+    """Kernel mean embeddings m_T = G_T 1 / b of every feature subset T, as a (2^d, n)
+    table indexed by T's bitmask (row 0, the empty subset, is all ones).
+
+    m_T[i] = mean over background rows l of prod_{j in T} k_j(x_ij, x_lj). A depth-first
+    walk over subsets multiplies one per-feature kernel matrix per subset (m_{T + j} from
+    m_T's product) instead of an exp and a d-term sum per subset; training rows go in
+    chunks of ``working_memory``. The table does not depend on the explained rows, so a
+    fitted model keeps it (``RKHSShapRegressor.subset_embeddings_``) and the
+    interventional game then costs O(2^d n m) per m rows instead of O(2^d n b) (§6.2).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).normal(size=(10, 3))
+    >>> table = subset_embeddings(X, X, np.ones(3))
+    >>> table.shape, bool(np.allclose(table[0], 1.0))
+    ((8, 10), True)
+    """
+    training = np.asarray(training, dtype=np.float64)
+    background = np.asarray(background, dtype=np.float64)
+    n, d = training.shape
+    b = background.shape[0]
+    table = np.empty((2**d, n))
+    table[0] = 1.0
+    rows = chunk_rows(8.0 * b * (d + 1))
+    for lo in range(0, n, rows):
+        factors = np.exp(-scaled_differences(training[lo : lo + rows], background,
+                                             length_scale, kernel))  # (d, rows, b)
+        # (feature to add, parent's mask, parent's product); a child's product is formed
+        # when it is popped, so at most one product per depth is alive
+        stack = [(j, 0, None) for j in range(d)]
+        while stack:
+            j, parent, product = stack.pop()
+            product = factors[j] if product is None else product * factors[j]
+            mask = parent | (1 << j)
+            table[mask, lo : lo + rows] = product.mean(axis=1)
+            stack.extend((k, mask, product) for k in range(j + 1, d))
+    return table
+
+
+def subset_table_fits(n_features, n_rows):
+    """Whether a (2^d, n) float64 subset table fits ``working_memory`` (and d <= 20)."""
+    return n_features <= 20 and 8.0 * 2**n_features * n_rows <= \
+        2**20 * get_config()["working_memory"]
+
+
 class RKHSValueGame(Game):
     """The RKHS-SHAP game of a kernel ridge model at the rows ``x`` (one output each).
 
@@ -84,6 +131,10 @@ class RKHSValueGame(Game):
         density, c (b,) uniform on [0, 2 pi); phi_S(x) = sqrt(2 / b) cos(W_S x_S + c)
         approximates k_S for every coalition at once, used in the formulas of the
         Nyström case. Not with ``landmarks``.
+    subset_embeddings : float64 (2^d, n), optional
+        The table of :func:`subset_embeddings` for ``training`` and ``background``
+        (interventional product-kernel games without an approximation): given, the game
+        never forms the (d, n, b) training x background exponents.
 
     Examples
     --------
@@ -97,7 +148,8 @@ class RKHSValueGame(Game):
 
     def __init__(self, training, dual_coef, x, length_scale, *, kernel="rbf",
                  value="interventional", cme_regularization=1e-3, intercept=0.0,
-                 background=None, landmarks=None, fourier_features=None):
+                 background=None, landmarks=None, fourier_features=None,
+                 subset_embeddings=None):
         training = np.asarray(training, dtype=np.float64)
         super().__init__(training.shape[1])
         if kernel not in KERNELS:
@@ -128,23 +180,37 @@ class RKHSValueGame(Game):
         self.kernel, self.value = kernel, value
         self.eta = float(cme_regularization)
         self.intercept = float(intercept)
+        exact_interventional = (kernel != "linear" and value == "interventional"
+                                and landmarks is None and fourier_features is None)
+        self._embedding_table = None
+        if subset_embeddings is not None and exact_interventional:
+            table = np.asarray(subset_embeddings, dtype=np.float64)
+            if table.shape != (2**self.n_players, training.shape[0]):
+                raise ValueError(f"subset_embeddings must have shape "
+                                 f"({2**self.n_players}, {training.shape[0]}); got "
+                                 f"{table.shape}.")
+            self._embedding_table = table
         if kernel == "linear":
             self._mean = background.mean(axis=0)
         else:
             scales = self.length_scale
-            # Per-feature exponents: training x background for the embeddings, training x
-            # queries for K_S; the CME also needs background x background and x queries.
-            self._tb = scaled_differences(training, background, scales, kernel)
+            # Per-feature exponents: training x background for the embeddings (unless the
+            # subset table is given), training x queries for K_S; the CME also needs
+            # background x background and x queries.
+            if self._embedding_table is None:
+                self._tb = scaled_differences(training, background, scales, kernel)
             self._test = scaled_differences(training, self.x, scales, kernel)
             if value == "observational":
                 self._bb = scaled_differences(background, background, scales, kernel)
                 self._bq = scaled_differences(background, self.x, scales, kernel)
-        self._embedding_table = None
         if kernel == "linear":
             empty_kernel = product_kernel(training, background, self.length_scale, kernel)
+            empty_embedding = empty_kernel.mean(axis=1)
+        elif self._embedding_table is not None:
+            empty_embedding = self._embedding_table[-1]  # m_N: the full subset
         else:
-            empty_kernel = np.exp(-self._tb.sum(axis=0))  # reuse the exponents
-        self.empty_ = float(self.alpha @ empty_kernel.mean(axis=1)) + self.intercept
+            empty_embedding = np.exp(-self._tb.sum(axis=0)).mean(axis=1)  # reuse exponents
+        self.empty_ = float(self.alpha @ empty_embedding) + self.intercept
         self.full_ = (self.alpha @ product_kernel(training, self.x, self.length_scale,
                                                   kernel)) + self.intercept
 
@@ -157,8 +223,12 @@ class RKHSValueGame(Game):
         m = self.x.shape[0]
         out = np.empty((coalitions.shape[0], m))
         d = self.n_players
-        n, b = self._tb.shape[1:]
-        per = chunk_rows(8.0 * n * (b + m) * 2)
+        n, b = self.training.shape[0], self.background.shape[0]
+        table = None
+        if self.value == "interventional" and self.landmarks is None \
+                and self.fourier_features is None:
+            table = self._embeddings_by_subset(coalitions.shape[0])
+        per = chunk_rows(8.0 * n * (m if table is not None else b + m) * 2)
         for start in range(0, coalitions.shape[0], per):
             Z = coalitions[start : start + per].astype(np.float64)
             if self.landmarks is not None or self.fourier_features is not None:
@@ -166,7 +236,6 @@ class RKHSValueGame(Game):
                     out[start + c] = self._nystroem(z)
             elif self.value == "interventional":
                 K_S = np.exp(-np.tensordot(Z, self._test, axes=(1, 0)))  # (c, n, m)
-                table = self._embeddings_by_subset(coalitions.shape[0])
                 if table is not None:
                     rest = (~coalitions[start : start + per]) @ (1 << np.arange(d))
                     m_rest = table[rest]
@@ -188,38 +257,17 @@ class RKHSValueGame(Game):
         return out
 
     def _embeddings_by_subset(self, n_requested):
-        """The kernel mean embeddings m_T = G_T 1 / b of every feature subset T, as a
-        (2^d, n) table indexed by T's bitmask, or None when the table does not pay.
-
-        A depth-first walk over subsets multiplies one per-feature kernel matrix per
-        subset (m_{T + j} from m_T's product), instead of an exp and a d-term sum per
-        coalition: 5-10x less work when most coalitions are requested (exact
-        enumeration). Rows of the training set go in chunks of ``working_memory``.
-        """
+        """The table of :func:`subset_embeddings`, or None when it does not pay: built
+        here only when most of the 2^d coalitions are requested (exact enumeration),
+        where it does 5-10x less work than the per-coalition formula."""
         if self._embedding_table is not None:
             return self._embedding_table
-        d = self.n_players
-        n, b = self._tb.shape[1:]
-        budget = 2**20 * get_config()["working_memory"]
-        if d > 20 or 2**d > 4 * n_requested or 8.0 * 2**d * n > budget:
+        d, n = self.n_players, self.training.shape[0]
+        if 2**d > 4 * n_requested or not subset_table_fits(d, n):
             return None
-        factors = np.exp(-self._tb)  # (d, n, b) per-feature kernel matrices
-        table = np.empty((2**d, n))
-        rows = chunk_rows(8.0 * b * (d + 1))
-        for lo in range(0, n, rows):
-            chunk = factors[:, lo : lo + rows]
-            table[0, lo : lo + rows] = 1.0
-            # (feature to add, parent's mask, parent's product); a child's product is
-            # formed when it is popped, so at most one product per depth is alive
-            stack = [(j, 0, None) for j in range(d)]
-            while stack:
-                j, parent, product = stack.pop()
-                product = chunk[j] if product is None else product * chunk[j]
-                mask = parent | (1 << j)
-                table[mask, lo : lo + rows] = product.mean(axis=1)
-                stack.extend((k, mask, product) for k in range(j + 1, d))
-        self._embedding_table = table
-        return table
+        self._embedding_table = subset_embeddings(self.training, self.background,
+                                                  self.length_scale, self.kernel)
+        return self._embedding_table
 
     def _features(self, z, rows):
         """Nyström features Phi_S(rows) = K_S(rows, L) C_S^{-T}, K_S(L, L) + eps I = C C',

@@ -404,3 +404,35 @@ def test_predict_in_chunks_equals_one_block(data):
     with config_context(working_memory=1e-4):
         chunked = model.predict(X)
     np.testing.assert_allclose(chunked, whole, rtol=1e-13, atol=1e-13)
+
+
+def test_fitted_subset_table_gives_the_same_values_without_training_exponents(data):
+    X, y = data
+    model = RKHSShapRegressor(alpha=0.1).fit(X, y)
+    assert model.subset_embeddings_.shape == (2**X.shape[1], len(X))
+    kwargs = dict(kernel="rbf", intercept=model.intercept_)
+    with_table = RKHSValueGame(X, model.dual_coef_, X[:4], model.length_scale_,
+                               subset_embeddings=model.subset_embeddings_, **kwargs)
+    without = RKHSValueGame(X, model.dual_coef_, X[:4], model.length_scale_, **kwargs)
+    assert not hasattr(with_table, "_tb")  # the O(d n B) exponents are never formed
+    coalitions = all_coalitions(X.shape[1])
+    np.testing.assert_allclose(with_table.values(coalitions), without.values(coalitions),
+                               rtol=1e-12, atol=1e-12)
+    assert with_table.empty_ == pytest.approx(model.expected_value_, rel=1e-12)
+    phi = model.shapley_values(X[:4])
+    np.testing.assert_allclose(phi.sum(axis=1) + model.expected_value_, model.predict(X[:4]),
+                               rtol=1e-10)
+    with pytest.raises(ValueError, match="subset_embeddings must have shape"):
+        RKHSValueGame(X, model.dual_coef_, X[:4], model.length_scale_,
+                      subset_embeddings=model.subset_embeddings_[:3])
+
+
+def test_subset_table_is_kept_only_when_it_costs_no_more_than_the_fit(data):
+    X, y = data  # 2^4 B <= n^2 here
+    assert RKHSShapRegressor(max_evals=8).fit(X, y).subset_embeddings_ is None  # sampled
+    assert RKHSShapRegressor(kernel="linear").fit(X, y).subset_embeddings_ is None
+    assert RKHSShapRegressor(approximation="rff").fit(X, y).subset_embeddings_ is None
+    few = RKHSShapRegressor().fit(X[:3], y[:3])  # 2^4 * 3 > 3^2
+    assert few.subset_embeddings_ is None
+    np.testing.assert_allclose(few.shapley_values(X[:2]).sum(axis=1) + few.expected_value_,
+                               few.predict(X[:2]), rtol=1e-10)
