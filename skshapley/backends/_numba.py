@@ -478,30 +478,81 @@ def interp_columns(X, xp, fp, out):
     return kernel(X, xp, fp, starts, out)
 
 
+# log(u) for u >= 1 without libm's scalar log, so the loops vectorise (numba's llvmlite
+# has no vector math library): u = 2^k m with m in [sqrt(1/2), sqrt(2)) read from the bits,
+# then fdlibm's e_log.c reduction log(1 + f) = f - f^2/2 + s (f^2/2 + R(s^2)), s = f/(2 + f),
+# with its minimax coefficients (error < 1 ulp). Inputs are clamped to 1e150 so a*a cannot
+# overflow; larger values and NaN are fixed up by a scalar loop afterwards.
+_LOG_LG = (6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01,
+           2.222219843214978396e-01, 1.818357216161805012e-01, 1.531383769920937332e-01,
+           1.479819860511658591e-01)
+_LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10
+_MANTISSA_BITS, _ONE_EXPONENT = 0x000FFFFFFFFFFFFF, 0x3FF0000000000000
+# (bits >> 52) | 0x433... read as a double is 2^52 + the biased exponent: an exact
+# int -> double conversion that AVX2 can vectorise
+_EXPONENT_MAGIC_BITS, _EXPONENT_MAGIC = 0x4330000000000000, 4503599627370496.0 + 1023.0
+_ASINH_CLAMP = 1e150
+ARCSINH_BLOCK = 4096
+
+
 def _arcsinh(x, out):
     flat = x.ravel()
     res = out.ravel()
     n = flat.size
-    n_blocks = (n + INTERP_ROW_BLOCK - 1) // INTERP_ROW_BLOCK
+    lg1, lg2, lg3, lg4, lg5, lg6, lg7 = _LOG_LG
+    n_blocks = (n + ARCSINH_BLOCK - 1) // ARCSINH_BLOCK
     for block in prange(n_blocks):
-        for i in range(block * INTERP_ROW_BLOCK, min(n, (block + 1) * INTERP_ROW_BLOCK)):
-            v = flat[i]
-            a = abs(v)
-            if a > 1e150:  # a*a would overflow; asinh(a) = log(2a) to double precision
-                r = math.log(a) + 0.6931471805599453
-            elif a >= 0.5:  # no cancellation: a + sqrt(a^2 + 1) >= 1.6
-                r = math.log(a + math.sqrt(a * a + 1.0))
-            else:  # log1p form, accurate for tiny |v| (asinh(v) ~ v)
-                r = math.log1p(a + a * a / (1.0 + math.sqrt(1.0 + a * a)))
-            res[i] = math.copysign(r, v) if v == v else v
+        lo = block * ARCSINH_BLOCK
+        k = min(ARCSINH_BLOCK, n - lo)
+        v = np.empty(k)  # the inputs, kept so that x may be out (in place)
+        z = np.empty(k)
+        u = np.empty(k)
+        mantissa = np.empty(k)
+        exponent = np.empty(k)
+        u_bits = u.view(np.int64)
+        mantissa_bits = mantissa.view(np.int64)
+        exponent_bits = exponent.view(np.int64)
+        for b in range(k):  # asinh(a) = log1p(z), z = a + a^2 / (1 + sqrt(1 + a^2))
+            v[b] = flat[lo + b]
+            a = min(abs(v[b]), _ASINH_CLAMP)
+            q = a * a
+            z[b] = a + q / (1.0 + math.sqrt(1.0 + q))
+            u[b] = 1.0 + z[b]
+        for b in range(k):
+            bits = u_bits[b]
+            exponent_bits[b] = (bits >> 52) | _EXPONENT_MAGIC_BITS
+            mantissa_bits[b] = (bits & _MANTISSA_BITS) | _ONE_EXPONENT
+        for b in range(k):
+            m = mantissa[b]
+            e = exponent[b] - _EXPONENT_MAGIC
+            high = m > 1.4142135623730951
+            m = 0.5 * m if high else m
+            e = e + 1.0 if high else e
+            f = m - 1.0
+            half_f2 = 0.5 * f * f
+            s = f / (2.0 + f)
+            s2 = s * s
+            s4 = s2 * s2
+            poly = s2 * (lg1 + s4 * (lg3 + s4 * (lg5 + s4 * lg7))) + \
+                s4 * (lg2 + s4 * (lg4 + s4 * lg6))
+            log_u = e * _LN2_HI - ((half_f2 - (s * (half_f2 + poly) + e * _LN2_LO)) - f)
+            # log1p(z) = log(u) + (z - (u - 1)) / u undoes the rounding of u = 1 + z
+            res[lo + b] = math.copysign(log_u + (z[b] - (u[b] - 1.0)) / u[b], v[b])
+        for b in range(k):  # rare: NaN, and |v| > 1e150 where asinh = log(2|v|)
+            if not abs(v[b]) <= _ASINH_CLAMP:
+                res[lo + b] = v[b] if v[b] != v[b] else math.copysign(
+                    math.log(abs(v[b])) + 0.6931471805599453, v[b])
     return out
 
 
-_arcsinh_serial, _arcsinh_parallel = _compile_twice(_arcsinh)
+# error_model="numpy": no zero-division checks, which would block vectorisation
+_arcsinh_serial, _arcsinh_parallel = _compile_twice(_arcsinh, error_model="numpy",
+                                                    fastmath={"contract"})
 
 
 def arcsinh(x, out):
-    """Numba twin of :func:`skshapley.backends._numpy.arcsinh` (within 2 ulp)."""
+    """Numba twin of :func:`skshapley.backends._numpy.arcsinh` (within 2 ulp; vectorised
+    log, about 3x libm's scalar one here)."""
     x = np.ascontiguousarray(x)
     kernel = _arcsinh_parallel if x.size >= PARALLEL_MIN_ELEMENTS else _arcsinh_serial
     kernel(x, out)

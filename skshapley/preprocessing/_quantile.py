@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from skshapley.backends import get_backend
-from skshapley.sketch._moments import MomentSketch
+from skshapley.sketch._moments import MomentSketch, update_together
 from skshapley.sketch._solvers import exact_quantiles, scaled_moments, solve_quantiles
 from skshapley.utils._sklearn_compat import (
     Interval,
@@ -185,10 +185,10 @@ class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
         else:
             rows = float(X.shape[0])
         # validate everything first, then update: a failed call changes nothing
-        raw._validate(X, sample_weight)
-        raw.update(X, sample_weight)
-        if asinh is not None:
-            asinh.update(X, sample_weight)
+        X, w = raw._validate(X, sample_weight)
+        # the arcsinh sketch has no bounds, so raw's checks hold for it; the two share
+        # each chunk's transposition
+        update_together([raw] if asinh is None else [raw, asinh], X, w)
         return raw, asinh, n_rows + rows
 
     @fit_context(prefer_skip_nested_validation=True)

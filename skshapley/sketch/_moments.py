@@ -71,6 +71,40 @@ def _check_int(value, name, low, high):
     return int(value)
 
 
+_INF_MESSAGE = ("X contains infinity: only finite values and NaN (skipped) are accepted.")
+
+
+def update_together(sketches, X, w):
+    """Add the validated rows ``X`` (weights ``w``) to several sketches of the same
+    columns: each chunk is transposed once for all of them, and nothing merges until
+    every chunk is summarised and free of infinities (a rejected call changes no state).
+    """
+    d = X.shape[1]
+    saved = [dict(sketch.__dict__) for sketch in sketches]
+    for sketch in sketches:
+        if sketch.n_features is None:
+            if sketch.bounds is not None and sketch.bounds.shape[0] != d:
+                raise ValueError(f"bounds has {sketch.bounds.shape[0]} rows but X has "
+                                 f"{d} features.")
+            sketch._allocate(d)
+    rows = max(CHUNK_ROWS, CHUNK_VALUES // max(d, 1))
+    parts = [[] for _ in sketches]
+    for start in range(0, X.shape[0], rows):
+        cols = np.ascontiguousarray(X[start:start + rows].T)
+        for sketch, done in zip(sketches, parts, strict=True):
+            done.append(sketch._summarise(cols, w[start:start + rows]))
+    if any(np.isinf(part.min).any() or np.isinf(part.max).any()
+           for done in parts for part in done):
+        for sketch, state in zip(sketches, saved, strict=True):
+            sketch.__dict__.clear()
+            sketch.__dict__.update(state)
+        raise ValueError(_INF_MESSAGE)
+    for sketch, done in zip(sketches, parts, strict=True):
+        for part in done:
+            sketch._merge_state(part)
+    return sketches[0] if len(sketches) == 1 else sketches
+
+
 class MomentSketch:
     """Per-feature moment sketches of a stream of columns.
 
@@ -182,12 +216,13 @@ class MomentSketch:
         if self.n_features is not None and X.shape[1] != self.n_features:
             raise ValueError(f"X has {X.shape[1]} features, but this sketch has "
                              f"n_features={self.n_features}.")
-        if np.isinf(X).any():
-            raise ValueError("X contains infinity: only finite values and NaN (skipped) "
-                             "are accepted.")
+        # Without weights an infinity shows in the chunk kernels' min/max (checked before
+        # anything merges, _update_validated); a zero weight would hide it from them.
         if sample_weight is None:
             w = np.ones(X.shape[0])
         else:
+            if np.isinf(X).any():
+                raise ValueError(_INF_MESSAGE)
             w = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
             if w.shape[0] != X.shape[0]:
                 raise ValueError(f"sample_weight has {w.shape[0]} entries but X has "
@@ -195,7 +230,8 @@ class MomentSketch:
             if not np.all(np.isfinite(w)) or np.any(w < 0):
                 raise ValueError("sample_weight must be finite and non-negative; got "
                                  f"min={np.nanmin(w) if w.size else None!r}.")
-        if self.transform == "arcsinh":
+        if self.transform == "arcsinh" and self.bounds is not None:
+            # bounds are in transformed units; otherwise arcsinh is applied per chunk
             X = get_backend(self.backend).arcsinh(np.ascontiguousarray(X), np.empty(X.shape))
         if self.bounds is not None and X.shape[0]:
             d = X.shape[1]
@@ -213,24 +249,21 @@ class MomentSketch:
         The state is left unchanged if the input is rejected.
         """
         X, w = self._validate(X, sample_weight)
-        if self.n_features is None:
-            if self.bounds is not None and self.bounds.shape[0] != X.shape[1]:
-                raise ValueError(f"bounds has {self.bounds.shape[0]} rows but X has "
-                                 f"{X.shape[1]} features.")
-            self._allocate(X.shape[1])
-        rows = max(CHUNK_ROWS, CHUNK_VALUES // max(X.shape[1], 1))
-        for start in range(0, X.shape[0], rows):
-            part = self._summarise(X[start:start + rows], w[start:start + rows])
-            self._merge_state(part)
-        return self
+        return self._update_validated(X, w)
 
-    def _summarise(self, X, w):
-        """A sketch of one chunk (exact two-pass moments by the backend kernel)."""
-        d = X.shape[1]
+    def _update_validated(self, X, w):
+        """``update`` on the output of ``_validate`` (callers that validated once)."""
+        return update_together([self], X, w)
+
+    def _summarise(self, cols, w):
+        """A sketch of one chunk, given as contiguous columns ``(d, rows)`` that may be
+        shared with other sketches (exact two-pass moments by the backend kernel)."""
+        d = cols.shape[0]
         part = MomentSketch.__new__(MomentSketch)
         part.__dict__.update(self.__dict__)
         part._allocate(d)
-        cols = np.ascontiguousarray(X.T)
+        if self.transform == "arcsinh" and self.bounds is None:  # see _validate
+            cols = get_backend(self.backend).arcsinh(cols, np.empty_like(cols))
         out = np.empty((d, N_MOMENT_FIELDS + self.order))
         get_backend(self.backend).moment_chunk(cols, np.ascontiguousarray(w), self.order, out)
         part.weight, part.mean = out[:, 0].copy(), out[:, 1].copy()

@@ -201,6 +201,14 @@ def test_arcsinh(backend, rng):
     got = backend.arcsinh(x, np.empty_like(x))
     np.testing.assert_allclose(got, expected, rtol=1e-15, atol=0)
     assert np.isnan(got[-1])
+    assert np.signbit(got[x.size - 6])  # asinh(-0.0) = -0.0
+    # in place (the sketches transform their transposed chunk), across block edges
+    wide = np.concatenate([x, rng.standard_cauchy(9000) * 1e3, x])
+    expected = NUMPY.arcsinh(wide, np.empty_like(wide))
+    in_place = wide.copy()
+    backend.arcsinh(in_place, in_place)
+    np.testing.assert_allclose(in_place, expected, rtol=1e-15, atol=0)
+    assert np.isnan(in_place[x.size - 1]) and np.isnan(in_place[-1])
 
 
 def _reduced_problem(rng, p, m):

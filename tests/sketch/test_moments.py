@@ -128,7 +128,7 @@ def test_merge_errors_name_the_mismatch(rng):
         a.merge(MomentSketch(order=5).update(rng.normal(size=(10, 2))))
 
 
-def test_bad_input_leaves_state_unchanged(rng):
+def test_bad_input_leaves_state_unchanged(rng, monkeypatch):
     sketch = MomentSketch(order=5).update(rng.normal(size=(50, 2)))
     before = sketch.to_bytes()
     with pytest.raises(ValueError, match="infinity"):
@@ -138,6 +138,23 @@ def test_bad_input_leaves_state_unchanged(rng):
     with pytest.raises(ValueError, match="order=0 is invalid"):
         MomentSketch(order=0)
     assert sketch.to_bytes() == before
+    # an infinity in the last of several chunks: the earlier chunks must not merge either
+    monkeypatch.setattr("skshapley.sketch._moments.CHUNK_ROWS", 16)
+    monkeypatch.setattr("skshapley.sketch._moments.CHUNK_VALUES", 16)
+    for transform in ("none", "arcsinh"):
+        long = MomentSketch(order=5, transform=transform).update(rng.normal(size=(50, 2)))
+        before = long.to_bytes()
+        X = rng.normal(size=(100, 2))  # 7 chunks
+        X[-1, 1] = -np.inf
+        with pytest.raises(ValueError, match="infinity"):
+            long.update(X)
+        assert long.to_bytes() == before
+        fresh = MomentSketch(order=5, transform=transform)
+        with pytest.raises(ValueError, match="infinity"):
+            fresh.update(X)
+        assert fresh.n_features is None and fresh.is_empty
+        with pytest.raises(ValueError, match="infinity"):  # a zero weight hides nothing
+            fresh.update(X, sample_weight=np.r_[np.ones(len(X) - 1), 0.0])
 
 
 def test_huge_values_do_not_overflow():
