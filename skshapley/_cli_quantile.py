@@ -35,7 +35,7 @@ def add_parser(commands, helpers):
     quantile.add_argument("--output-distribution", choices=["uniform", "normal"],
                           default="uniform",
                           help="distribution of the transformed values (default uniform)")
-    quantile.add_argument("--n-bins", type=_bins, default=None, metavar="N",
+    quantile.add_argument("--n-bins", type=helpers.int_at_least(2), default=None, metavar="N",
                           help="bin each column into N quantile bins (0..N-1) instead")
     quantile.add_argument("--n-moments", type=helpers.positive_int, default=10,
                           metavar="L", help="moments kept per column, 1-20 (default 10)")
@@ -62,16 +62,6 @@ def add_parser(commands, helpers):
                           help="show a progress bar over chunks")
     quantile.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     return quantile
-
-
-def _bins(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 2, got {text!r}") from None
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 2, got {text!r}")
-    return value
 
 
 def _probabilities(text):

@@ -41,14 +41,24 @@ class _ArgumentParser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+def int_at_least(minimum):
+    """An argparse ``type`` accepting integers >= ``minimum`` (one-line errors)."""
+    wanted = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {wanted}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected {wanted}, got {text!r}")
+        return value
+
+    parse.__name__ = "positive_int" if minimum == 1 else f"int_at_least_{minimum}"
+    return parse
+
+
+_positive_int = int_at_least(1)
 
 
 def _max_evals(text):
@@ -111,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     _add_attribute_parser(commands)
     _add_select_parser(commands)
-    helpers = SimpleNamespace(positive_int=_positive_int)
+    helpers = SimpleNamespace(positive_int=_positive_int, int_at_least=int_at_least)
     _cli_quantile.add_parser(commands, helpers)
     _cli_bench.add_parser(commands, helpers)
     return parser

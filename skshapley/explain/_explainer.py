@@ -37,6 +37,7 @@ from skshapley.utils._sklearn_compat import (
     get_output_config,
     validate_data,
 )
+from skshapley.utils._state import restored_on_failure
 
 # Rows per joblib task when running serially: only sets how often the progress bar moves.
 _SERIAL_CHUNK = 16
@@ -248,13 +249,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         """
         # A failed fit leaves a fitted explainer as it was (validate_data sets
         # n_features_in_ before the later checks can fail).
-        state = self.__dict__.copy()
-        try:
+        with restored_on_failure(self):
             return self._fit(X, y, **fit_params)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(state)
-            raise
 
     def _fit(self, X, y, **fit_params):
         X_checked = validate_data(self, X, dtype=np.float64, ensure_all_finite=True)

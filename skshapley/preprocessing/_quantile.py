@@ -26,6 +26,7 @@ from skshapley.utils._sklearn_compat import (
     fit_context,
     validate_data,
 )
+from skshapley.utils._state import restored_on_failure
 
 __all__ = ["MomentQuantileTransformer", "fit_dask"]
 
@@ -194,12 +195,13 @@ class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
         """Sketch every feature of ``X`` (one pass) and solve for the quantiles."""
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan",
-                          reset=True)
-        self._check_settings()
-        state = self._ingest(X, sample_weight, (*self._new_sketches(X.shape[1]), 0))
-        self._set_state(state)
-        self._ensure_solved()
+        with restored_on_failure(self):  # a failed fit leaves a fitted transformer as it was
+            X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan",
+                              reset=True)
+            self._check_settings()
+            state = self._ingest(X, sample_weight, (*self._new_sketches(X.shape[1]), 0))
+            self._set_state(state)
+            self._ensure_solved()
         return self
 
     def partial_fit(self, X, y=None, sample_weight=None):

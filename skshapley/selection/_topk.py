@@ -28,6 +28,7 @@ from skshapley.utils._sklearn_compat import (
     fit_context,
     validate_data,
 )
+from skshapley.utils._state import restored_on_failure
 
 IMPORTANCES = ("refit", "performance", "mean_abs_shap")
 SELECTOR_METHODS = ("cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k", "exact")
@@ -256,13 +257,8 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
         """
         # A failed fit leaves a fitted selector as it was (validate_data sets
         # n_features_in_ before the later checks can fail).
-        state = self.__dict__.copy()
-        try:
+        with restored_on_failure(self):
             return self._fit(X, y, **fit_params)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(state)
-            raise
 
     # -- fit, step by step --------------------------------------------------------------
     def _fit(self, X, y, **fit_params):

@@ -20,6 +20,7 @@ import numpy as np
 
 from skshapley.backends import get_backend
 from skshapley.backends._numpy import N_MOMENT_FIELDS, _unit_exponent
+from skshapley.utils._state import restored_on_failure
 
 __all__ = ["MomentSketch", "binomial_table"]
 
@@ -80,25 +81,25 @@ def update_together(sketches, X, w):
     every chunk is summarised and free of infinities (a rejected call changes no state).
     """
     d = X.shape[1]
-    saved = [dict(sketch.__dict__) for sketch in sketches]
-    for sketch in sketches:
-        if sketch.n_features is None:
-            if sketch.bounds is not None and sketch.bounds.shape[0] != d:
-                raise ValueError(f"bounds has {sketch.bounds.shape[0]} rows but X has "
-                                 f"{d} features.")
-            sketch._allocate(d)
-    rows = max(CHUNK_ROWS, CHUNK_VALUES // max(d, 1))
-    parts = [[] for _ in sketches]
-    for start in range(0, X.shape[0], rows):
-        cols = np.ascontiguousarray(X[start:start + rows].T)
-        for sketch, done in zip(sketches, parts, strict=True):
-            done.append(sketch._summarise(cols, w[start:start + rows]))
-    if any(np.isinf(part.min).any() or np.isinf(part.max).any()
-           for done in parts for part in done):
-        for sketch, state in zip(sketches, saved, strict=True):
-            sketch.__dict__.clear()
-            sketch.__dict__.update(state)
-        raise ValueError(_INF_MESSAGE)
+    with restored_on_failure(*sketches):
+        for sketch in sketches:
+            if sketch.n_features is None:
+                if sketch.bounds is not None and sketch.bounds.shape[0] != d:
+                    raise ValueError(f"bounds has {sketch.bounds.shape[0]} rows but X has "
+                                     f"{d} features.")
+                sketch._allocate(d)
+        rows = max(CHUNK_ROWS, CHUNK_VALUES // max(d, 1))
+        parts = [[] for _ in sketches]
+        for start in range(0, X.shape[0], rows):
+            cols = np.ascontiguousarray(X[start:start + rows].T)
+            for sketch, done in zip(sketches, parts, strict=True):
+                done.append(sketch._summarise(cols, w[start:start + rows]))
+        # (a column with no finite, weighted value keeps its empty range [inf, -inf])
+        if any(np.isinf(part.min[part.n_rows > 0]).any()
+               or np.isinf(part.max[part.n_rows > 0]).any()
+               for done in parts for part in done):
+            raise ValueError(_INF_MESSAGE)
+    # merging replaces no attribute wholesale, so it runs only once every check passed
     for sketch, done in zip(sketches, parts, strict=True):
         for part in done:
             sketch._merge_state(part)

@@ -1,5 +1,6 @@
 """Small helpers shared by every layer: random generators, chunk sizes, checks."""
 
+from skshapley.utils._state import restored_on_failure
 from skshapley.utils._validation import (
     as_generator,
     check_budget,
@@ -7,4 +8,5 @@ from skshapley.utils._validation import (
     spawn_seed,
 )
 
-__all__ = ["as_generator", "check_budget", "chunk_rows", "spawn_seed"]
+__all__ = ["as_generator", "check_budget", "chunk_rows", "restored_on_failure",
+           "spawn_seed"]

@@ -148,6 +148,16 @@ def test_bad_input_errors_leave_state_unchanged(rng):
         MomentQuantileTransformer(solver="cosine").fit(X)
     with pytest.raises(ValueError, match="cannot merge: n_moments=10 here but 5"):
         mqt.merge(MomentQuantileTransformer(n_moments=5).fit(X))
+    # a failed refit of a fitted transformer keeps its fitted state whole
+    quantiles = mqt.quantiles_.copy()
+    with pytest.raises(ValueError, match="infinity"):
+        mqt.fit(np.array([[1.0, 2.0, np.inf]]))
+    assert mqt.n_features_in_ == 2 and pickle.dumps(mqt.sketch_) == before
+    with pytest.raises(ValueError, match="solver='cosine' requires bounds"):
+        mqt.set_params(solver="cosine").fit(rng.normal(size=(50, 3)))  # after validate_data
+    mqt.set_params(solver="maxent")
+    assert mqt.n_features_in_ == 2 and pickle.dumps(mqt.sketch_) == before
+    np.testing.assert_array_equal(mqt.quantiles_, quantiles)
 
 
 def test_sample_weight_equals_repetition(rng):

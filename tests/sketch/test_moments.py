@@ -163,3 +163,10 @@ def test_huge_values_do_not_overflow():
     mu = scaled_moments(sketch.weight, sketch.mean, sketch.exp2, sketch.m_hat, sketch.min,
                         sketch.max)
     assert np.all(np.isfinite(mu)) and np.all(np.abs(mu) <= 1 + 1e-12)
+
+
+def test_all_nan_column_is_empty_not_infinite(rng):
+    X = np.column_stack([rng.normal(size=40), np.full(40, np.nan)])
+    for transform in ("none", "arcsinh"):
+        sketch = MomentSketch(order=4, transform=transform).update(X)
+        assert sketch.n_rows.tolist() == [40, 0] and sketch.n_nan.tolist() == [0, 40]
