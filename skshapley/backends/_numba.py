@@ -300,16 +300,20 @@ def _moment_chunk(x, w, order, out):
         high = -np.inf
         n_nan = 0
         n_rows = 0
+        # passes 1 and 2 are branch-free (selects, not ifs) so that they vectorise too
         for i in range(n):  # pass 1: weight, sum, range
             v = col[i]
-            if np.isnan(v):
-                n_nan += 1
-            elif w[i] > 0:
-                total += w[i]
-                sum_wx += w[i] * v
-                n_rows += 1
-                low = min(low, v)
-                high = max(high, v)
+            missing = v != v
+            ok = (not missing) and w[i] > 0
+            n_nan += missing
+            wk = w[i] if ok else 0.0
+            total += wk
+            sum_wx += wk * (v if ok else 0.0)
+            n_rows += ok
+            low_candidate = v if ok else np.inf
+            high_candidate = v if ok else -np.inf
+            low = low_candidate if low_candidate < low else low
+            high = high_candidate if high_candidate > high else high
         out[j, 8] = n_nan
         out[j, 9] = n_rows
         out[j, 3] = low
@@ -323,14 +327,12 @@ def _moment_chunk(x, w, order, out):
         w_zero = 0.0
         for i in range(n):  # pass 2: mean refinement and atoms
             v = col[i]
-            if w[i] > 0 and not np.isnan(v):
-                correction += w[i] * (v - mean)
-                if v == low:
-                    w_low += w[i]
-                if v == high:
-                    w_high += w[i]
-                if v == 0:
-                    w_zero += w[i]
+            ok = w[i] > 0 and v == v
+            wk = w[i] if ok else 0.0
+            correction += wk * ((v if ok else mean) - mean)
+            w_low += wk if v == low else 0.0
+            w_high += wk if v == high else 0.0
+            w_zero += wk if v == 0 else 0.0
         mean += correction / total
         mean = min(max(mean, low), high)
         e = _unit_exponent_scalar(low, high)
@@ -395,7 +397,8 @@ def _moment_chunk(x, w, order, out):
 MOMENT_FASTMATH = {"reassoc", "contract"}
 
 
-_moment_serial, _moment_parallel = _compile_twice(_moment_chunk, fastmath=MOMENT_FASTMATH)
+_moment_serial, _moment_parallel = _compile_twice(_moment_chunk, fastmath=MOMENT_FASTMATH,
+                                                  error_model="numpy")
 
 
 def moment_chunk(x, w, order, out):
