@@ -32,6 +32,7 @@ KERNELS = (
     "lsspa_chain_lifts_qr",
     "lsspa_chain_lifts_cholesky",
     "lsspa_subset_gains",
+    "rkhs_subset_embeddings",
 )
 
 
@@ -476,4 +477,44 @@ def lsspa_subset_gains(factor, target, test_factor, test_target, out):
         theta, *_ = np.linalg.lstsq(factor[:, members], target, rcond=None)
         residual = test_factor[:, members] @ theta - test_target
         out[s] = test_target @ test_target - residual @ residual
+    return out
+
+
+# -- RKHS-SHAP (§6.2) -------------------------------------------------------------------------
+def rkhs_subset_embeddings(training, background, length_scale, laplace, out):
+    """Kernel mean embeddings of every feature subset, the interventional RKHS game's
+    table (§6.2).
+
+    Parameters
+    ----------
+    training : float64 (n, d)
+    background : float64 (b, d)
+    length_scale : float64 (d,)
+    laplace : bool
+        Per-feature kernel exp(-|t|) if True, else exp(-t^2 / 2), t = (a - c) / l.
+    out : float64 (2^d, n)
+        out[T, i] = mean over background rows l of prod_{j in T} k_j(training[i, j],
+        background[l, j]), T a bitmask (row 0 is all ones).
+
+    A depth-first walk over subsets forms each subset's product from its parent's (the
+    subset without its highest feature) times one per-feature kernel matrix, over row
+    blocks of the training set small enough to stay in cache.
+    """
+    n, d = training.shape
+    b = background.shape[0]
+    rows = max(1, 2**19 // max(b, 1))
+    out[0] = 1.0
+    for lo in range(0, n, rows):
+        diff = (training[lo:lo + rows].T[:, :, None] - background.T[:, None, :]) \
+            / np.asarray(length_scale)[:, None, None]
+        factors = np.exp(-np.abs(diff)) if laplace else np.exp(-(0.5 * diff**2))
+        # (feature to add, parent's mask, parent's product); a child's product is formed
+        # when it is popped, so at most one product per depth is alive
+        stack = [(j, 0, None) for j in range(d)]
+        while stack:
+            j, parent, product = stack.pop()
+            product = factors[j] if product is None else product * factors[j]
+            mask = parent | (1 << j)
+            out[mask, lo:lo + rows] = product.sum(axis=1) / b
+            stack.extend((k, mask, product) for k in range(j + 1, d))
     return out

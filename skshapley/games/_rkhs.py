@@ -19,6 +19,7 @@ from scipy.linalg import cho_factor, cho_solve
 from scipy.spatial.distance import cdist
 
 from skshapley._config import get_config
+from skshapley.backends import get_backend
 from skshapley.games._base import Game
 from skshapley.utils import chunk_rows
 
@@ -57,12 +58,12 @@ def subset_embeddings(training, background, length_scale, kernel="rbf"):
     """Kernel mean embeddings m_T = G_T 1 / b of every feature subset T, as a (2^d, n)
     table indexed by T's bitmask (row 0, the empty subset, is all ones).
 
-    m_T[i] = mean over background rows l of prod_{j in T} k_j(x_ij, x_lj). A depth-first
-    walk over subsets multiplies one per-feature kernel matrix per subset (m_{T + j} from
-    m_T's product) instead of an exp and a d-term sum per subset; training rows go in
-    chunks of ``working_memory``. The table does not depend on the explained rows, so a
-    fitted model keeps it (``RKHSShapRegressor.subset_embeddings_``) and the
-    interventional game then costs O(2^d n m) per m rows instead of O(2^d n b) (§6.2).
+    m_T[i] = mean over background rows l of prod_{j in T} k_j(x_ij, x_lj), by the
+    backend kernel ``rkhs_subset_embeddings`` (each subset's product from its parent's,
+    so 2^d multiplications per pair instead of an exp and a d-term sum per subset). The
+    table does not depend on the explained rows, so a fitted model keeps it after its
+    first interventional explanation and the game then costs O(2^d n m) per m rows
+    instead of O(2^d n b) (§6.2).
 
     Examples
     --------
@@ -75,23 +76,10 @@ def subset_embeddings(training, background, length_scale, kernel="rbf"):
     training = np.asarray(training, dtype=np.float64)
     background = np.asarray(background, dtype=np.float64)
     n, d = training.shape
-    b = background.shape[0]
-    table = np.empty((2**d, n))
-    table[0] = 1.0
-    rows = chunk_rows(8.0 * b * (d + 1))
-    for lo in range(0, n, rows):
-        factors = np.exp(-scaled_differences(training[lo : lo + rows], background,
-                                             length_scale, kernel))  # (d, rows, b)
-        # (feature to add, parent's mask, parent's product); a child's product is formed
-        # when it is popped, so at most one product per depth is alive
-        stack = [(j, 0, None) for j in range(d)]
-        while stack:
-            j, parent, product = stack.pop()
-            product = factors[j] if product is None else product * factors[j]
-            mask = parent | (1 << j)
-            table[mask, lo : lo + rows] = product.mean(axis=1)
-            stack.extend((k, mask, product) for k in range(j + 1, d))
-    return table
+    out = np.empty((2**d, n))
+    scales = np.broadcast_to(np.asarray(length_scale, dtype=np.float64), (d,))
+    return get_backend().rkhs_subset_embeddings(training, background, scales,
+                                                kernel == "laplace", out)
 
 
 def subset_table_fits(n_features, n_rows):

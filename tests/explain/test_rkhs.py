@@ -406,33 +406,55 @@ def test_predict_in_chunks_equals_one_block(data):
     np.testing.assert_allclose(chunked, whole, rtol=1e-13, atol=1e-13)
 
 
-def test_fitted_subset_table_gives_the_same_values_without_training_exponents(data):
+def test_kept_subset_table_gives_the_same_values_without_training_exponents(data):
     X, y = data
     model = RKHSShapRegressor(alpha=0.1).fit(X, y)
-    assert model.subset_embeddings_.shape == (2**X.shape[1], len(X))
+    keys = set(model.__dict__)
+    phi = model.shapley_values(X[:4])  # builds the table and keeps it
+    table = model._embedding_cache["table"]
+    assert table.shape == (2**X.shape[1], len(X)) and set(model.__dict__) == keys
+    np.testing.assert_allclose(phi.sum(axis=1) + model.expected_value_, model.predict(X[:4]),
+                               rtol=1e-10)
+    np.testing.assert_array_equal(model.shapley_values(X[:4]), phi)  # reused: same bits
+    assert model._embedding_cache["table"] is table
     kwargs = dict(kernel="rbf", intercept=model.intercept_)
     with_table = RKHSValueGame(X, model.dual_coef_, X[:4], model.length_scale_,
-                               subset_embeddings=model.subset_embeddings_, **kwargs)
+                               subset_embeddings=table, **kwargs)
     without = RKHSValueGame(X, model.dual_coef_, X[:4], model.length_scale_, **kwargs)
     assert not hasattr(with_table, "_tb")  # the O(d n B) exponents are never formed
     coalitions = all_coalitions(X.shape[1])
     np.testing.assert_allclose(with_table.values(coalitions), without.values(coalitions),
                                rtol=1e-12, atol=1e-12)
     assert with_table.empty_ == pytest.approx(model.expected_value_, rel=1e-12)
-    phi = model.shapley_values(X[:4])
-    np.testing.assert_allclose(phi.sum(axis=1) + model.expected_value_, model.predict(X[:4]),
-                               rtol=1e-10)
     with pytest.raises(ValueError, match="subset_embeddings must have shape"):
         RKHSValueGame(X, model.dual_coef_, X[:4], model.length_scale_,
-                      subset_embeddings=model.subset_embeddings_[:3])
+                      subset_embeddings=table[:3])
 
 
-def test_subset_table_is_kept_only_when_it_costs_no_more_than_the_fit(data):
-    X, y = data  # 2^4 B <= n^2 here
-    assert RKHSShapRegressor(max_evals=8).fit(X, y).subset_embeddings_ is None  # sampled
-    assert RKHSShapRegressor(kernel="linear").fit(X, y).subset_embeddings_ is None
-    assert RKHSShapRegressor(approximation="rff").fit(X, y).subset_embeddings_ is None
-    few = RKHSShapRegressor().fit(X[:3], y[:3])  # 2^4 * 3 > 3^2
-    assert few.subset_embeddings_ is None
-    np.testing.assert_allclose(few.shapley_values(X[:2]).sum(axis=1) + few.expected_value_,
-                               few.predict(X[:2]), rtol=1e-10)
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+@pytest.mark.parametrize("kernel", ["rbf", "laplace"])
+def test_subset_embeddings_kernel_is_the_brute_force_mean(backend, kernel):
+    from skshapley.backends import get_backend
+
+    rng = np.random.default_rng(3)
+    X, background, scales = rng.normal(size=(7, 3)), rng.normal(size=(5, 3)), \
+        np.array([0.5, 1.0, 2.0])
+    table = get_backend(backend).rkhs_subset_embeddings(X, background, scales,
+                                                        kernel == "laplace",
+                                                        np.empty((8, 7)))
+    for mask in range(8):
+        z = np.array([bool(mask >> j & 1) for j in range(3)])
+        expected = product_kernel(X[:, z], background[:, z], scales[z], kernel).mean(axis=1) \
+            if z.any() else np.ones(7)
+        np.testing.assert_allclose(table[mask], expected, rtol=1e-13)
+
+
+def test_subset_table_is_kept_only_for_exact_interventional_product_kernels(data):
+    X, y = data
+    for model in (RKHSShapRegressor(max_evals=8), RKHSShapRegressor(kernel="linear"),
+                  RKHSShapRegressor(approximation="rff", random_state=0)):
+        model.fit(X, y).shapley_values(X[:2])
+        assert "table" not in getattr(model, "_embedding_cache", {})
+    model = RKHSShapRegressor().fit(X, y)
+    model.shapley_values(X[:2], value="observational")
+    assert "table" not in model._embedding_cache
