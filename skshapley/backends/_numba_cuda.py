@@ -38,6 +38,17 @@ def _grid(n_threads):
     return max(1, -(-n_threads // THREADS_PER_BLOCK)), THREADS_PER_BLOCK
 
 
+def _launch(kernel, launch, inputs, out, update=False):
+    """Copy ``inputs`` to the device, run ``kernel[launch](*inputs, result)`` and copy the
+    result back into ``out`` (the round trip every host-facing wrapper makes); with
+    ``update`` the kernel starts from ``out``'s values instead of uninitialised memory."""
+    result = cuda.to_device(np.ascontiguousarray(out)) if update else \
+        cuda.device_array(out.shape, dtype=out.dtype)
+    kernel[launch](*[cuda.to_device(np.ascontiguousarray(a)) for a in inputs], result)
+    out[...] = result.copy_to_host()
+    return out
+
+
 @cuda.jit(device=True, inline=True)
 def _one_fraction(x, f, lower, upper, miss, mode):
     if f < 0:
@@ -369,11 +380,7 @@ def _masked_batch(x, background, coalitions, out):
 def assemble_masked_batch(x, background, coalitions, out):
     """numba.cuda twin of :func:`skshapley.backends._numpy.assemble_masked_batch`."""
     if out.size:
-        result = cuda.device_array(out.shape, dtype=np.float64)
-        _masked_batch[_grid(out.size)](cuda.to_device(np.ascontiguousarray(x)),
-                                       cuda.to_device(np.ascontiguousarray(background)),
-                                       cuda.to_device(np.ascontiguousarray(coalitions)), result)
-        out[...] = result.copy_to_host()
+        _launch(_masked_batch, _grid(out.size), (x, background, coalitions), out)
     return out
 
 
@@ -394,9 +401,7 @@ def prefix_coalitions(orders, out):
     """numba.cuda twin of :func:`skshapley.backends._numpy.prefix_coalitions`."""
     n, d = orders.shape
     if d >= 2 and n:
-        result = cuda.device_array(out.shape, dtype=np.bool_)
-        _prefixes[_grid(n * d)](cuda.to_device(np.ascontiguousarray(orders)), result)
-        out[...] = result.copy_to_host()
+        _launch(_prefixes, _grid(n * d), (orders,), out)
     return out
 
 
@@ -416,10 +421,7 @@ def _marginals(orders, path_values, out):
 def accumulate_permutation_marginals(orders, path_values, out):
     """numba.cuda twin of :func:`skshapley.backends._numpy.accumulate_permutation_marginals`."""
     if out.size:
-        result = cuda.to_device(np.ascontiguousarray(out))
-        _marginals[_grid(out.size)](cuda.to_device(np.ascontiguousarray(orders)),
-                                    cuda.to_device(np.ascontiguousarray(path_values)), result)
-        out[...] = result.copy_to_host()
+        _launch(_marginals, _grid(out.size), (orders, path_values), out, update=True)
     return out
 
 
@@ -447,10 +449,7 @@ def precedence_bits(orders, out):
         ranks = np.empty_like(orders)
         np.put_along_axis(ranks, orders, np.arange(d)[None, :], axis=1)
         first, second = np.triu_indices(d, k=1)
-        result = cuda.device_array(out.shape, dtype=np.uint64)
-        _precedence[_grid(out.size)](cuda.to_device(ranks), cuda.to_device(first),
-                                     cuda.to_device(second), result)
-        out[...] = result.copy_to_host()
+        _launch(_precedence, _grid(out.size), (ranks, first, second), out)
     return out
 
 
@@ -471,10 +470,7 @@ def _discordant(bits_a, bits_b, out):
 def discordant_pairs(bits_a, bits_b, out):
     """numba.cuda twin of :func:`skshapley.backends._numpy.discordant_pairs`."""
     if out.size:
-        result = cuda.device_array(out.shape, dtype=np.int64)
-        _discordant[_grid(out.size)](cuda.to_device(np.ascontiguousarray(bits_a)),
-                                     cuda.to_device(np.ascontiguousarray(bits_b)), result)
-        out[...] = result.copy_to_host()
+        _launch(_discordant, _grid(out.size), (bits_a, bits_b), out)
     return out
 
 
@@ -776,11 +772,8 @@ def exact_shapley_from_values(values, n_players, out):
     from skshapley.backends._numpy import _shapley_weights
 
     if n_players and out.size:
-        result = cuda.device_array(out.shape, dtype=np.float64)
-        _exact_shapley[(n_players, out.shape[1]), SHAPLEY_THREADS](
-            cuda.to_device(np.ascontiguousarray(values, dtype=np.float64)),
-            cuda.to_device(_shapley_weights(n_players)), result)
-        out[...] = result.copy_to_host()
+        _launch(_exact_shapley, ((n_players, out.shape[1]), SHAPLEY_THREADS),
+                (np.asarray(values, dtype=np.float64), _shapley_weights(n_players)), out)
     return out
 
 
@@ -817,12 +810,8 @@ def _interp(X, xp, fp, out):
 def interp_columns(X, xp, fp, out):
     """numba.cuda twin of :func:`skshapley.backends._numpy.interp_columns`."""
     if out.size:
-        result = cuda.device_array(out.shape, dtype=np.float64)
-        _interp[_grid(out.size)](cuda.to_device(np.ascontiguousarray(X, dtype=np.float64)),
-                                 cuda.to_device(np.ascontiguousarray(xp, dtype=np.float64)),
-                                 cuda.to_device(np.ascontiguousarray(fp, dtype=np.float64)),
-                                 result)
-        out[...] = result.copy_to_host()
+        _launch(_interp, _grid(out.size),
+                [np.asarray(a, dtype=np.float64) for a in (X, xp, fp)], out)
     return out
 
 
