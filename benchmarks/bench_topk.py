@@ -191,13 +191,8 @@ def pac_table(name, table, n, runs, cap, log):
     return means
 
 
-def fixed_budget(table, n, budgets, runs, log):
-    from skshapley.approximators import topk_shapley
-
-    phi = exact_values(table, n)
-    k = 3
-    methods = ["cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k", "approshapley",
-               "cmcs_identical", "cmcs_independent"]
+def _peers(log):
+    """The peers' top-k runners that import here (a skipped one is logged)."""
     peers = {}
     try:
         import shap  # noqa: F401
@@ -211,26 +206,39 @@ def fixed_budget(table, n, budgets, runs, log):
         peers["shapiq SVARM (stratified)"] = svarm_topk
     except ImportError:
         log("shapiq is not importable: its SVARM column is skipped.")
+    return peers
+
+
+def _rho_cells(table, n, phi, k, budget, methods, peers, runs):
+    """(mean, SE) of rho over ``runs`` seeds for each of our methods and each peer, all at
+    the same budget (Mode A: the budget is spent)."""
+    from skshapley.approximators import topk_shapley
+
+    cells = {}
+    for method in methods:
+        cells[method] = mean_se([rho(phi, topk_shapley(
+            table_game(table, n), k, method=method, budget=budget, pac_stop=False,
+            random_state=seed).top_k, k) for seed in range(runs)])
+    for peer, run in peers.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cells[peer] = mean_se([rho(phi, run(table, n, k, budget, seed), k)
+                                   for seed in range(runs)])
+    return cells
+
+
+def _error_table(table, n, settings, methods, runs, log, label):
+    """One row of rho cells per (row label, k, budget) in ``settings``; bold: the best
+    mean, *: within one SE of it. Returns how many rows have CMCS@K or Greedy CMCS best or
+    tied-best."""
+    phi = exact_values(table, n)
+    peers = _peers(log)
     names = methods + list(peers)
-    log(f"Mean rho_inc+exc x 1e3 (SE x 1e3) over {runs} runs; k = 3; budget in evaluations "
-        "(v(∅) and v(N) included). Best mean in bold; * = within one SE of the best.")
-    log("")
-    log("| budget | " + " | ".join(names) + " |")
+    log(f"| {label} | " + " | ".join(names) + " |")
     log("|---|" + "---|" * len(names))
     wins = 0
-    for budget in budgets:
-        cells = {}
-        for method in methods:
-            errors = [rho(phi, topk_shapley(table_game(table, n), k, method=method,
-                                            budget=budget, pac_stop=False,
-                                            random_state=seed).top_k, k)
-                      for seed in range(runs)]
-            cells[method] = mean_se(errors)
-        for peer, run in peers.items():
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                errors = [rho(phi, run(table, n, k, budget, seed), k) for seed in range(runs)]
-            cells[peer] = mean_se(errors)
+    for row_label, k, budget in settings:
+        cells = _rho_cells(table, n, phi, k, budget, methods, peers, runs)
         best = min(cells, key=lambda m: cells[m][0])
         best_mean, best_se = cells[best]
 
@@ -242,8 +250,20 @@ def fixed_budget(table, n, budgets, runs, log):
         for m in names:
             text = f"{1e3 * cells[m][0]:.2f} ({1e3 * cells[m][1]:.2f})"
             row.append(f"**{text}**" if m == best else text + (" *" if tied(m) else ""))
-        log(f"| {budget} | " + " | ".join(row) + " |")
+        log(f"| {row_label} | " + " | ".join(row) + " |")
     log("")
+    return wins
+
+
+def fixed_budget(table, n, budgets, runs, log):
+    """Mean rho at k = 3 for every budget (the paper's Fig. 4 protocol)."""
+    log(f"Mean rho_inc+exc x 1e3 (SE x 1e3) over {runs} runs; k = 3; budget in evaluations "
+        "(v(∅) and v(N) included). Best mean in bold; * = within one SE of the best.")
+    log("")
+    methods = ["cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k", "approshapley",
+               "cmcs_identical", "cmcs_independent"]
+    wins = _error_table(table, n, [(b, 3, b) for b in budgets], methods, runs, log,
+                        "budget")
     log(f"CMCS@K or Greedy CMCS best or tied-best at {wins} of {len(budgets)} budgets "
         f"(goal: >= 3 of 4): {'met' if wins >= min(3, len(budgets)) else 'MISSED'}.")
     log("")
@@ -251,49 +271,11 @@ def fixed_budget(table, n, budgets, runs, log):
 
 def k_sweep(table, n, budget, ks, runs, log):
     """Mean rho at a fixed budget for every k (the paper's Fig. 5 protocol)."""
-    from skshapley.approximators import topk_shapley
-
-    phi = exact_values(table, n)
-    methods = ["cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k", "approshapley"]
-    peers = {}
-    try:
-        import shap  # noqa: F401
-
-        peers["shap KernelExplainer"] = kernel_shap_topk
-    except ImportError:
-        log("shap is not importable: its column is skipped.")
-    try:
-        import shapiq  # noqa: F401
-
-        peers["shapiq SVARM (stratified)"] = svarm_topk
-    except ImportError:
-        log("shapiq is not importable: its column is skipped.")
-    names = methods + list(peers)
     log(f"Mean rho_inc+exc x 1e3 (SE x 1e3) over {runs} runs at budget {budget}; best in "
-        "bold.")
+        "bold; * = within one SE of the best.")
     log("")
-    log("| k | " + " | ".join(names) + " |")
-    log("|---|" + "---|" * len(names))
-    wins = 0
-    for k in ks:
-        cells = {}
-        for method in methods:
-            cells[method] = mean_se([rho(phi, topk_shapley(
-                table_game(table, n), k, method=method, budget=budget, pac_stop=False,
-                random_state=seed).top_k, k) for seed in range(runs)])
-        for peer, run in peers.items():
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                cells[peer] = mean_se([rho(phi, run(table, n, k, budget, seed), k)
-                                       for seed in range(runs)])
-        best = min(cells, key=lambda m: cells[m][0])
-        ours = min(cells[m][0] - cells[m][1] for m in ("cmcs_at_k", "greedy_cmcs"))
-        wins += ours <= cells[best][0] + cells[best][1]
-        log(f"| {k} | " + " | ".join(
-            (f"**{1e3 * cells[m][0]:.2f} ({1e3 * cells[m][1]:.2f})**" if m == best
-             else f"{1e3 * cells[m][0]:.2f} ({1e3 * cells[m][1]:.2f})") for m in names)
-            + " |")
-    log("")
+    methods = ["cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k", "approshapley"]
+    wins = _error_table(table, n, [(k, k, budget) for k in ks], methods, runs, log, "k")
     log(f"CMCS@K or Greedy CMCS best or tied-best (within one SE) at {wins} of {len(ks)} "
         "values of k.")
     log("")
