@@ -15,7 +15,8 @@ Protocol.
    tables cannot be downloaded on this machine, so §4.6 item 1 (means within 3 combined
    SE of the paper) is not checked; our games are different draws of the same recipe.
 2. Inclusion-exclusion error vs budget at k = 3 (Figs. 4-5 protocol) on the Diabetes
-   game: our CMCS, Greedy CMCS, CMCS@K (fixed budget), SamplingSHAP@K and ApproShapley,
+   game: our CMCS, Greedy CMCS, CMCS@K (fixed budget), SamplingSHAP@K, ApproShapley and
+   "regression" (the library's own estimator of all values, top k of its estimates),
    shap's KernelExplainer (wrapped as in §4.5: background zeros, explained point ones,
    nsamples = T - 1, l1_reg="num_features(n)") and shapiq's SVARM (stratified) at equal
    budgets; mean rho and its standard error over the runs. Goal: CMCS@K or Greedy CMCS
@@ -236,7 +237,7 @@ def _error_table(table, n, settings, methods, runs, log, label):
     names = methods + list(peers)
     log(f"| {label} | " + " | ".join(names) + " |")
     log("|---|" + "---|" * len(names))
-    wins = 0
+    wins = ours = 0
     for row_label, k, budget in settings:
         cells = _rho_cells(table, n, phi, k, budget, methods, peers, runs)
         best = min(cells, key=lambda m: cells[m][0])
@@ -246,13 +247,14 @@ def _error_table(table, n, settings, methods, runs, log, label):
             return cells[m][0] - cells[m][1] <= best_mean + best_se
 
         wins += tied("cmcs_at_k") or tied("greedy_cmcs")
+        ours += any(tied(m) for m in methods)
         row = []
         for m in names:
             text = f"{1e3 * cells[m][0]:.2f} ({1e3 * cells[m][1]:.2f})"
             row.append(f"**{text}**" if m == best else text + (" *" if tied(m) else ""))
         log(f"| {row_label} | " + " | ".join(row) + " |")
     log("")
-    return wins
+    return wins, ours
 
 
 def fixed_budget(table, n, budgets, runs, log):
@@ -261,11 +263,13 @@ def fixed_budget(table, n, budgets, runs, log):
         "(v(∅) and v(N) included). Best mean in bold; * = within one SE of the best.")
     log("")
     methods = ["cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k", "approshapley",
-               "cmcs_identical", "cmcs_independent"]
-    wins = _error_table(table, n, [(b, 3, b) for b in budgets], methods, runs, log,
-                        "budget")
+               "cmcs_identical", "cmcs_independent", "regression"]
+    wins, ours = _error_table(table, n, [(b, 3, b) for b in budgets], methods, runs, log,
+                              "budget")
     log(f"CMCS@K or Greedy CMCS best or tied-best at {wins} of {len(budgets)} budgets "
-        f"(goal: >= 3 of 4): {'met' if wins >= min(3, len(budgets)) else 'MISSED'}.")
+        f"(goal: >= 3 of 4): {'met' if wins >= min(3, len(budgets)) else 'MISSED'}. "
+        f"One of our methods (\"regression\": the library's own estimator of all values, "
+        f"then the top k) best or tied-best at {ours} of {len(budgets)}.")
     log("")
 
 
@@ -274,10 +278,12 @@ def k_sweep(table, n, budget, ks, runs, log):
     log(f"Mean rho_inc+exc x 1e3 (SE x 1e3) over {runs} runs at budget {budget}; best in "
         "bold; * = within one SE of the best.")
     log("")
-    methods = ["cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k", "approshapley"]
-    wins = _error_table(table, n, [(k, k, budget) for k in ks], methods, runs, log, "k")
+    methods = ["cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k", "approshapley",
+               "regression"]
+    wins, ours = _error_table(table, n, [(k, k, budget) for k in ks], methods, runs, log,
+                              "k")
     log(f"CMCS@K or Greedy CMCS best or tied-best (within one SE) at {wins} of {len(ks)} "
-        "values of k.")
+        f"values of k; one of our methods (incl. \"regression\") at {ours} of {len(ks)}.")
     log("")
 
 

@@ -29,7 +29,7 @@ from skshapley.backends import get_backend
 from skshapley.utils import as_generator
 
 TOPK_METHODS = ("cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k", "approshapley",
-                "exact", "cmcs_independent", "cmcs_identical")
+                "exact", "regression", "cmcs_independent", "cmcs_identical")
 # Guards of the round loops (§4.4.1, "continue_(g)"): a round starts only when at least
 # this many evaluations are left, so it can make at least one observation.
 _GUARD = {"cmcs": 2, "greedy_cmcs": 2, "cmcs_at_k": 4, "sampling_shap_at_k": 4,
@@ -321,6 +321,31 @@ class _PairStats:
                                np.sort(rest[chosen.any(axis=0)])])
 
 
+def _regression_topk(game, k, budget, z, delta, epsilon, rng):
+    """Top k of the library's estimate of all values at a fixed budget (method
+    "regression"): the same accounting (v(∅) and v(N) included), Bonferroni intervals
+    from the estimator's standard errors, the PAC rule checked once at the end."""
+    from skshapley.approximators._api import shapley_values
+
+    result = shapley_values(game, budget=budget, random_state=rng)
+    values = np.asarray(result.values, dtype=np.float64).reshape(game.n_players, -1)[:, 0]
+    std = np.asarray(result.std_errors, dtype=np.float64).reshape(game.n_players, -1)[:, 0]
+    std = np.where(np.isfinite(std), std, np.inf)
+    lower, upper = values - z * std, values + z * std
+    order = _order(values)
+    n = game.n_players
+    pac = k == n or bool(upper[order[k:]].max() - lower[order[:k]].min() <= epsilon)
+    empty = float(np.ravel(result.empty_value)[0])
+    grand = float(np.ravel(result.grand_value)[0])
+    return TopKResult(
+        top_k=order[:k].copy(), values=values, std_errors=std,
+        confidence_intervals=np.column_stack([lower, upper]),
+        n_samples=np.full(n, int(result.n_evaluations), dtype=np.int64),
+        n_evaluations=int(result.n_evaluations), pac_satisfied=pac, method="regression",
+        k=k, delta=delta, epsilon=epsilon, empty_value=float(empty),
+        grand_value=float(grand))
+
+
 def check_topk_arguments(n_players, k, method, budget, delta, epsilon, min_samples):
     """Validate the arguments of :func:`topk_shapley`; returns them normalised."""
     if isinstance(k, bool) or not isinstance(k, Integral) or not 1 <= k <= n_players:
@@ -348,6 +373,16 @@ def check_topk_arguments(n_players, k, method, budget, delta, epsilon, min_sampl
             f"budget={budget} is too small for method='exact' with n_players={n_players}: "
             f"enumeration needs 2**{n_players} = {2**n_players} evaluations."
         )
+    if method == "regression" and budget is not None:
+        from skshapley.approximators._api import method_minimum_budget
+
+        smallest = min(2**n_players, method_minimum_budget("permutation", n_players))
+        if budget < smallest:
+            raise ValueError(
+                f"budget={budget} is too small for method='regression' with "
+                f"n_players={n_players}: the estimator needs at least {smallest} "
+                "evaluations; increase budget or use method='cmcs'."
+            )
     return int(k), method, (None if budget is None else int(budget)), float(delta), \
         float(epsilon), int(min_samples)
 
@@ -367,7 +402,13 @@ def topk_shapley(game, k, *, method="cmcs_at_k", budget=None, pac_stop=True, del
         paper's recommended PAC method). "greedy_cmcs": CMCS rounds on the players of the
         pairs most likely misordered (§4.4.3). "cmcs": plain CMCS (§4.4.2).
         "sampling_shap_at_k": SHAP@K's rule on permutation samples; "approshapley":
-        permutation sampling (§4.5). "exact": all 2^n coalitions. "cmcs_independent" and
+        permutation sampling (§4.5). "exact": all 2^n coalitions. "regression": the
+        whole budget on the library's own estimator of all values
+        (:func:`~skshapley.approximators.shapley_values` with ``method="auto"``: exact
+        when 2^n fits, else the regression estimators of §1) and the top k of its
+        estimates, intervals from its standard errors; the fixed-budget choice (it
+        cannot stop early, and reports whether the PAC rule holds at the end; needs a
+        ``budget``). "cmcs_independent" and
         "cmcs_identical": the uncoupled ablation steps of §4.3, for comparison only.
     budget : int, optional
         Most evaluations to use, counted as in §4.4.1 (v(∅) and v(N) count once). None:
@@ -402,8 +443,12 @@ def topk_shapley(game, k, *, method="cmcs_at_k", budget=None, pac_stop=True, del
         n, k, method, budget, delta, epsilon, min_samples)
     if budget is None and not pac_stop and method != "exact":
         raise ValueError("A fixed-budget run (pac_stop=False) needs a 'budget'.")
+    if budget is None and method == "regression":
+        raise ValueError("method='regression' spends a fixed budget: give a 'budget'.")
     rng = as_generator(random_state)
     z = float(norm.ppf(1.0 - delta / (2 * n)))  # Bonferroni over the players (§4.4.1)
+    if method == "regression":
+        return _regression_topk(game, k, budget, z, delta, epsilon, rng)
     oracle = _Oracle(game, budget)
     stats = _Stats(n)
 

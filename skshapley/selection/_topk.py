@@ -31,7 +31,8 @@ from skshapley.utils._sklearn_compat import (
 from skshapley.utils._state import restored_on_failure
 
 IMPORTANCES = ("refit", "performance", "mean_abs_shap")
-SELECTOR_METHODS = ("cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k", "exact")
+SELECTOR_METHODS = ("cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k", "regression",
+                    "exact")
 # Fewest rows that leave two rows in each of the training and validation splits.
 _MIN_SAMPLES = 8
 # LS-SPA enumerates all 2^p subsets up to this many features (cheap: no model fits).
@@ -105,10 +106,14 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
         |Shapley value| of the model's predictions over up to 200 validation rows
         (:class:`~skshapley.ShapleyExplainer`); it is not one game's Shapley value, so the
         PAC guarantee does not apply and ``method`` is ignored.
-    method : {"cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k", "exact"}, \
-            default="cmcs_at_k"
+    method : {"cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k", "regression", \
+"exact"}, default="cmcs_at_k"
         Top-k identification algorithm (see :func:`skshapley.approximators.topk_shapley`).
-        Whenever ``max_evals >= 2**n_features`` enumeration is cheaper and is used.
+        "regression" spends all of ``max_evals`` on the library's estimator of every
+        value and keeps the top k: no early stop and no certificate unless its intervals
+        separate at the end, but the smallest error at a fixed budget of small games
+        (``benchmarks/results/topk.md``). Whenever ``max_evals >= 2**n_features``
+        enumeration is cheaper and is used.
     max_evals : int or "auto", default="auto"
         Most game evaluations (model fits for "refit"), v(∅) and v(N) included; the run
         stops earlier when the PAC rule holds. "auto": see :func:`default_max_evals`.

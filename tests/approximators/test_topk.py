@@ -6,7 +6,7 @@ import pytest
 from skshapley.approximators import TOPK_METHODS, exact_shapley, topk_shapley
 from skshapley.games import AdditiveGame, CallableGame, UnanimityGame
 
-SAMPLING = [m for m in TOPK_METHODS if m != "exact"]
+SAMPLING = [m for m in TOPK_METHODS if m not in ("exact", "regression")]
 PAC_METHODS = ["cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k"]
 
 
@@ -227,7 +227,9 @@ def test_greedy_cmcs_focuses_on_the_cut():
      ({"k": 2, "delta": 1.5}, "'delta' parameter"),
      ({"k": 2, "epsilon": -1.0}, "'epsilon' parameter"),
      ({"k": 2, "budget": 1}, "'budget' parameter"),
-     ({"k": 2, "pac_stop": False}, "needs a 'budget'")],
+     ({"k": 2, "pac_stop": False}, "needs a 'budget'"),
+     ({"k": 2, "method": "regression"}, "spends a fixed budget"),
+     ({"k": 2, "method": "regression", "budget": 10}, "too small for method='regression'")],
 )
 def test_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -238,3 +240,22 @@ def test_multi_output_game_is_refused():
     game = CallableGame(lambda S: np.column_stack([S.sum(1), S.sum(1)]).astype(float), 3)
     with pytest.raises(ValueError, match="one output"):
         topk_shapley(game, 1, budget=100)
+
+
+def test_regression_method_spends_the_budget_and_finds_the_set():
+    # The library's own estimator at a fixed budget: exact (intervals of width 0) when 2^n
+    # fits, otherwise estimates with finite intervals; never over budget; the correct set
+    # on the gapped game in almost every seeded run (the gap is 0.15).
+    exact = topk_shapley(gapped_game(), 3, method="regression", budget=256)
+    assert exact.top_k.tolist() == [0, 1, 2] and exact.pac_satisfied
+    np.testing.assert_allclose(exact.values, gapped_game().exact_values(), atol=1e-12)
+    hits = 0
+    for seed in range(40):
+        make = table_game(8, seed=seed, noise=0.05)
+        game = make()
+        result = topk_shapley(game, 3, method="regression", budget=120, random_state=seed)
+        assert result.n_evaluations <= 120 and game.n_evaluations <= 120
+        assert np.all(np.isfinite(result.confidence_intervals))
+        assert result.method == "regression"
+        hits += result.top_k.tolist() == [0, 1, 2]
+    assert hits >= 36

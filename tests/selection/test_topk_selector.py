@@ -164,3 +164,13 @@ def test_budget_inside_the_warm_up_warns(linear_data):
     with pytest.warns(BudgetWarning, match="within the warm-up"):
         TopKShapleySelector(DecisionTreeRegressor(max_depth=2), k=2, max_evals=200,
                             random_state=0).fit(X, y)
+
+
+def test_regression_method_at_a_fixed_budget(linear_data):
+    X, y = linear_data
+    model = DecisionTreeRegressor(max_depth=4, random_state=0)
+    selector = TopKShapleySelector(model, k=2, method="regression", max_evals=300,
+                                   random_state=0).fit(X, y)
+    assert np.flatnonzero(selector.support_).tolist() == [0, 2]
+    assert selector.method_ == "regression" and selector.n_evaluations_ <= 300
+    assert np.all(np.isfinite(selector.confidence_intervals_))
