@@ -173,9 +173,11 @@ def _shap_by_paths(X, path_ptr, feature, lower, upper, missing_branch, missing_m
     chunk = (n_paths + PATH_CHUNKS - 1) // PATH_CHUNKS
     buffers = np.zeros((PATH_CHUNKS,) + out.shape)
     for c in prange(PATH_CHUNKS):
-        _shap_rows(X, 0, X.shape[0], min(n_paths, c * chunk), min(n_paths, (c + 1) * chunk),
-                   path_ptr, feature, lower, upper, missing_branch, missing_mode,
-                   zero_fraction, out_ptr, out_index, out_value, max_u, buffers[c])
+        for lo in range(0, X.shape[0], ROW_BLOCK):  # row blocks bound the scratch
+            _shap_rows(X, lo, min(X.shape[0], lo + ROW_BLOCK), min(n_paths, c * chunk),
+                       min(n_paths, (c + 1) * chunk), path_ptr, feature, lower, upper,
+                       missing_branch, missing_mode, zero_fraction, out_ptr, out_index,
+                       out_value, max_u, buffers[c])
     for c in range(PATH_CHUNKS):
         out += buffers[c]
 
@@ -294,10 +296,11 @@ def _interactions_by_paths(X, path_ptr, feature, lower, upper, missing_branch, m
     chunk = (n_paths + PATH_CHUNKS - 1) // PATH_CHUNKS
     buffers = np.zeros((PATH_CHUNKS,) + out.shape)
     for c in prange(PATH_CHUNKS):
-        _interaction_rows(X, 0, X.shape[0], min(n_paths, c * chunk),
-                          min(n_paths, (c + 1) * chunk), path_ptr, feature, lower, upper,
-                          missing_branch, missing_mode, zero_fraction, out_ptr, out_index,
-                          out_value, max_u, buffers[c])
+        for lo in range(0, X.shape[0], ROW_BLOCK):  # row blocks bound the scratch
+            _interaction_rows(X, lo, min(X.shape[0], lo + ROW_BLOCK), min(n_paths, c * chunk),
+                              min(n_paths, (c + 1) * chunk), path_ptr, feature, lower,
+                              upper, missing_branch, missing_mode, zero_fraction, out_ptr,
+                              out_index, out_value, max_u, buffers[c])
     for c in range(PATH_CHUNKS):
         out += buffers[c]
 
@@ -438,10 +441,12 @@ def _interventional_by_paths(X, patterns, counts, n_distinct, n_background, path
     chunk = (n_paths + PATH_CHUNKS - 1) // PATH_CHUNKS
     buffers = np.zeros((PATH_CHUNKS,) + out.shape)
     for c in prange(PATH_CHUNKS):
-        _interventional_rows(X, 0, X.shape[0], min(n_paths, c * chunk),
-                             min(n_paths, (c + 1) * chunk), patterns, counts, n_distinct,
-                             n_background, path_ptr, feature, lower, upper, missing_branch,
-                             missing_mode, out_ptr, out_index, out_value, max_u, buffers[c])
+        for lo in range(0, X.shape[0], ROW_BLOCK):  # row blocks bound the scratch
+            _interventional_rows(X, lo, min(X.shape[0], lo + ROW_BLOCK),
+                                 min(n_paths, c * chunk), min(n_paths, (c + 1) * chunk),
+                                 patterns, counts, n_distinct, n_background, path_ptr,
+                                 feature, lower, upper, missing_branch, missing_mode,
+                                 out_ptr, out_index, out_value, max_u, buffers[c])
     for c in range(PATH_CHUNKS):
         out += buffers[c]
 
