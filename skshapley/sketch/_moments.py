@@ -72,7 +72,7 @@ def _check_int(value, name, low, high):
     return int(value)
 
 
-_INF_MESSAGE = ("X contains infinity: only finite values and NaN (skipped) are accepted.")
+_INF_MESSAGE = "X contains infinity: only finite values and NaN (skipped) are accepted."
 
 
 def update_together(sketches, X, w):
@@ -99,7 +99,8 @@ def update_together(sketches, X, w):
                or np.isinf(part.max[part.n_rows > 0]).any()
                for done in parts for part in done):
             raise ValueError(_INF_MESSAGE)
-    # merging replaces no attribute wholesale, so it runs only once every check passed
+    # merging updates arrays in place, which restored_on_failure could not undo, so it
+    # runs only after every chunk has passed
     for sketch, done in zip(sketches, parts, strict=True):
         for part in done:
             sketch._merge_state(part)
@@ -218,7 +219,7 @@ class MomentSketch:
             raise ValueError(f"X has {X.shape[1]} features, but this sketch has "
                              f"n_features={self.n_features}.")
         # Without weights an infinity shows in the chunk kernels' min/max (checked before
-        # anything merges, _update_validated); a zero weight would hide it from them.
+        # anything merges, in update_together); a zero weight would hide it from them.
         if sample_weight is None:
             w = np.ones(X.shape[0])
         else:
