@@ -891,6 +891,92 @@ def lsspa_chain_lifts_cholesky(orders, gram, cross, test_factor, test_target, sc
     return out
 
 
+@cuda.jit
+def _lsspa_subsets(first, gram, cross, tgram, tcross, out, status, chol, members, theta):
+    # One thread per subset S (bitmask first + thread index): Cholesky of the Gram matrix
+    # R_S' R_S, theta_S from it, and the test gain 2 theta_S' T_S't - theta_S' T_S'T_S
+    # theta_S = ||t||^2 - ||T_S theta_S - t||^2 (§5.2). A pivot at or below 1e-12 of its
+    # diagonal (a dependent column) is flagged for the host's least-squares solve.
+    t = cuda.grid(1)
+    if t >= status.shape[0]:
+        return
+    s = first + t
+    p = gram.shape[0]
+    L = chol[t]
+    idx = members[t]
+    th = theta[t]
+    k = 0
+    for j in range(p):
+        if (s >> j) & 1:
+            idx[k] = j
+            k += 1
+    for a in range(k):
+        for b in range(a + 1):
+            acc = gram[idx[a], idx[b]]
+            for c in range(b):
+                acc -= L[a, c] * L[b, c]
+            if a == b:
+                if not acc > 1e-12 * gram[idx[a], idx[a]]:
+                    status[t] = 1
+                    return
+                L[a, a] = math.sqrt(acc)
+            else:
+                L[a, b] = acc / L[b, b]
+    for a in range(k):  # L z = cross_S
+        acc = cross[idx[a]]
+        for c in range(a):
+            acc -= L[a, c] * th[c]
+        th[a] = acc / L[a, a]
+    for a in range(k - 1, -1, -1):  # L' theta = z
+        acc = th[a]
+        for c in range(a + 1, k):
+            acc -= L[c, a] * th[c]
+        th[a] = acc / L[a, a]
+    gain = 0.0
+    for a in range(k):
+        quad = 0.0
+        for b in range(k):
+            quad += tgram[idx[a], idx[b]] * th[b]
+        gain += th[a] * (2.0 * tcross[idx[a]] - quad)
+    out[t] = gain
+    status[t] = 0
+
+
+def lsspa_subset_gains(factor, target, test_factor, test_target, out):
+    """numba.cuda twin of :func:`skshapley.backends._numpy.lsspa_subset_gains`: one thread
+    per subset on the Gram form (normal equations, so agreement with the twin's
+    least squares degrades with cond(R_S)^2); subsets with a dependent column are flagged
+    by the kernel and solved on the host by least squares, as the twin does."""
+    factor = np.asarray(factor, dtype=np.float64)
+    test_factor = np.asarray(test_factor, dtype=np.float64)
+    target = np.asarray(target, dtype=np.float64)
+    test_target = np.asarray(test_target, dtype=np.float64)
+    p = factor.shape[1]
+    out[0] = 0.0
+    n_subsets = (1 << p) - 1
+    if not n_subsets:
+        return out
+    device_args = [cuda.to_device(np.ascontiguousarray(a)) for a in (
+        factor.T @ factor, factor.T @ target, test_factor.T @ test_factor,
+        test_factor.T @ test_target)]
+    for start in range(1, n_subsets + 1, LSSPA_CHAINS_PER_LAUNCH):
+        c = min(LSSPA_CHAINS_PER_LAUNCH, n_subsets + 1 - start)
+        result = cuda.device_array(c, dtype=np.float64)
+        flags = cuda.device_array(c, dtype=np.int64)
+        _lsspa_subsets[_grid(c)](start, *device_args, result, flags,
+                                 cuda.device_array((c, p, p), dtype=np.float64),
+                                 cuda.device_array((c, p), dtype=np.int64),
+                                 cuda.device_array((c, p), dtype=np.float64))
+        out[start : start + c] = result.copy_to_host()
+        for i in np.flatnonzero(flags.copy_to_host()):
+            s = start + int(i)
+            members = [j for j in range(p) if s >> j & 1]
+            theta = np.linalg.lstsq(factor[:, members], target, rcond=None)[0]
+            residual = test_factor[:, members] @ theta - test_target
+            out[s] = test_target @ test_target - residual @ residual
+    return out
+
+
 for _name in KERNELS:
     if _name not in globals():
         globals()[_name] = missing_kernel("numba_cuda", _name)

@@ -169,3 +169,23 @@ def test_path_dependent_interactions(rng):
     # rows of the interaction matrix sum to the SHAP values
     values = tree_path_shap(rows, *arrays, np.zeros((3, ensemble.n_outputs, 4)))
     np.testing.assert_allclose(got.sum(axis=-1), values, atol=1e-12)
+
+
+def test_lsspa_subset_gains(rng):
+    p, m = 4, 9
+    factor = np.triu(rng.normal(size=(p, p))) + 3 * np.eye(p)  # well conditioned
+    target, test_factor, test_target = rng.normal(size=p), rng.normal(size=(m, p)), \
+        rng.normal(size=m)
+    expected = NUMPY.lsspa_subset_gains(factor, target, test_factor, test_target,
+                                        np.empty(2**p))
+    got = CUDA.lsspa_subset_gains(factor, target, test_factor, test_target, np.empty(2**p))
+    # normal equations: round-off ~ cond(R_S)^2 eps, a few units of 1e-14 here
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+    # a dependent column: its subsets are flagged and solved on the host like the twin
+    dependent = factor.copy()
+    dependent[:, 3] = dependent[:, 0]
+    expected = NUMPY.lsspa_subset_gains(dependent, target, test_factor, test_target,
+                                        np.empty(2**p))
+    got = CUDA.lsspa_subset_gains(dependent, target, test_factor, test_target,
+                                  np.empty(2**p))
+    np.testing.assert_allclose(got, expected, rtol=1e-8, atol=1e-10)
