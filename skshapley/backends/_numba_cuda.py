@@ -845,8 +845,14 @@ def _lsspa_cholesky(orders, gram, cross, test_factor, test_target, scale, out, s
         for i in range(j):
             acc -= L[j, i] * zc[i]
         zc[j] = acc / L[j, j]
-    gc = g[c]
-    dc = drops[c]
+    _chain_drops(orders, c, L, zc, test_factor, test_target, scale, g[c], drops[c], out)
+
+
+@cuda.jit(device=True)
+def _chain_drops(orders, c, L, zc, test_factor, test_target, scale, gc, dc, out):
+    """The test-residual drop of each step of chain c from its lower factor L and rotated
+    target zc (§5.4): the twin of ``_chain_lifts_from_factor``, one test row at a time."""
+    p = orders.shape[1]
     for k in range(p):
         dc[k] = 0.0
     for r in range(test_factor.shape[0]):
@@ -861,6 +867,50 @@ def _lsspa_cholesky(orders, gram, cross, test_factor, test_target, scale, out, s
             residual += step
     for j in range(p):
         out[c, orders[c, j]] = dc[j] * scale
+
+
+@cuda.jit
+def _lsspa_qr(orders, factor, target, test_factor, test_target, scale, out, work, lower,
+              z, g, drops):
+    # One thread per chain (§5.4): Householder QR of [R[:, pi] | ytilde] in the chain's
+    # rows of a global workspace, then the drops from L = R_pi' and z = the last column.
+    # Row signs of the R factor may differ from NumPy's; every step's product z_j g_j,
+    # and so every lift, is the same.
+    c = cuda.grid(1)
+    n, p = orders.shape
+    if c >= n:
+        return
+    A = work[c]
+    for i in range(p):
+        for j in range(p):
+            A[i, j] = factor[i, orders[c, j]]
+        A[i, p] = target[i]
+    for j in range(p):
+        norm2 = 0.0
+        for i in range(j, p):
+            norm2 += A[i, j] * A[i, j]
+        alpha = -math.copysign(math.sqrt(norm2), A[j, j])
+        v0 = A[j, j] - alpha
+        vnorm2 = norm2 - A[j, j] * A[j, j] + v0 * v0
+        if vnorm2 > 0.0:
+            for col in range(j + 1, p + 1):  # A[j:, col] -= 2 v (v' A[j:, col]) / v'v
+                dot = v0 * A[j, col]
+                for i in range(j + 1, p):
+                    dot += A[i, j] * A[i, col]
+                f = 2.0 * dot / vnorm2
+                A[j, col] -= f * v0
+                for i in range(j + 1, p):
+                    A[i, col] -= f * A[i, j]
+            A[j, j] = alpha
+        for i in range(j + 1, p):
+            A[i, j] = 0.0
+    L = lower[c]
+    zc = z[c]
+    for j in range(p):
+        zc[j] = A[j, p]
+        for i in range(j + 1):
+            L[j, i] = A[i, j]
+    _chain_drops(orders, c, L, zc, test_factor, test_target, scale, g[c], drops[c], out)
 
 
 LSSPA_CHAINS_PER_LAUNCH = 4096  # bounds the (chains, p, p) workspace
@@ -940,6 +990,29 @@ def _lsspa_subsets(first, gram, cross, tgram, tcross, out, status, chol, members
         gain += th[a] * (2.0 * tcross[idx[a]] - quad)
     out[t] = gain
     status[t] = 0
+
+
+def lsspa_chain_lifts_qr(orders, factor, target, test_factor, test_target, scale, out):
+    """numba.cuda twin of :func:`skshapley.backends._numpy.lsspa_chain_lifts_qr`: one
+    thread per chain, Householder QR in global workspaces, launched in slices."""
+    n, p = orders.shape
+    if not n or not p:
+        return out
+    device_args = [cuda.to_device(np.ascontiguousarray(a, dtype=np.float64))
+                   for a in (factor, target, test_factor, test_target)]
+    for start in range(0, n, LSSPA_CHAINS_PER_LAUNCH):
+        chunk = np.ascontiguousarray(orders[start : start + LSSPA_CHAINS_PER_LAUNCH],
+                                     dtype=np.int64)
+        c = chunk.shape[0]
+        result = cuda.to_device(np.ascontiguousarray(out[start : start + c]))
+        _lsspa_qr[_grid(c)](cuda.to_device(chunk), *device_args, float(scale), result,
+                            cuda.device_array((c, p, p + 1), dtype=np.float64),
+                            cuda.device_array((c, p, p), dtype=np.float64),
+                            cuda.device_array((c, p), dtype=np.float64),
+                            cuda.device_array((c, p), dtype=np.float64),
+                            cuda.device_array((c, p), dtype=np.float64))
+        out[start : start + c] = result.copy_to_host()
+    return out
 
 
 def lsspa_subset_gains(factor, target, test_factor, test_target, out):

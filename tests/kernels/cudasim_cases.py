@@ -189,3 +189,19 @@ def test_lsspa_subset_gains(rng):
     got = CUDA.lsspa_subset_gains(dependent, target, test_factor, test_target,
                                   np.empty(2**p))
     np.testing.assert_allclose(got, expected, rtol=1e-8, atol=1e-10)
+
+
+def test_lsspa_chain_lifts_qr(rng):
+    p, m = 5, 11
+    factor = np.linalg.qr(rng.normal(size=(30, p)), mode="r")
+    target, test_factor, test_target = rng.normal(size=p), rng.normal(size=(m, p)), \
+        rng.normal(size=m)
+    orders = _orders(rng, 6, p)
+    got = CUDA.lsspa_chain_lifts_qr(orders, factor, target, test_factor, test_target, 0.5,
+                                    np.zeros((6, p)))
+    expected = NUMPY.lsspa_chain_lifts_qr(orders, factor, target, test_factor, test_target,
+                                          0.5, np.zeros((6, p)))
+    # Householder on both sides (row signs may differ; each lift does not)
+    np.testing.assert_allclose(got, expected, rtol=1e-11, atol=1e-13)
+    # efficiency: every chain's lifts sum to the full model's scaled test gain
+    np.testing.assert_allclose(got.sum(axis=1), expected.sum(axis=1)[0], rtol=1e-12)
