@@ -205,3 +205,13 @@ def test_lsspa_chain_lifts_qr(rng):
     np.testing.assert_allclose(got, expected, rtol=1e-11, atol=1e-13)
     # efficiency: every chain's lifts sum to the full model's scaled test gain
     np.testing.assert_allclose(got.sum(axis=1), expected.sum(axis=1)[0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("laplace", [False, True])
+def test_rkhs_subset_embeddings(rng, laplace):
+    training, background = rng.normal(size=(6, 3)), rng.normal(size=(5, 3))
+    scales = np.array([0.7, 1.0, 1.8])
+    got = CUDA.rkhs_subset_embeddings(training, background, scales, laplace, np.empty((8, 6)))
+    expected = NUMPY.rkhs_subset_embeddings(training, background, scales, laplace,
+                                            np.empty((8, 6)))
+    np.testing.assert_allclose(got, expected, rtol=1e-14, atol=1e-15)
