@@ -260,3 +260,17 @@ def test_lsspa_subset_gains(backend, rng, p, m):
                                      np.empty(1 << p))
     np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
     assert expected[0] == 0.0
+
+
+@pytest.mark.parametrize("laplace", [False, True])
+@pytest.mark.parametrize("d", [1, 4])
+def test_rkhs_subset_embeddings(backend, rng, laplace, d):
+    training, background = rng.normal(size=(37, d)), rng.normal(size=(300, d))
+    scales = rng.uniform(0.5, 2.0, d)
+    size = (2**d, 37)
+    expected = NUMPY.rkhs_subset_embeddings(training, background, scales, laplace,
+                                            np.empty(size))
+    got = backend.rkhs_subset_embeddings(training, background, scales, laplace,
+                                         np.empty(size))
+    # the same products; sums over 300 background rows in another order
+    np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-15)
