@@ -916,6 +916,28 @@ def _lsspa_qr(orders, factor, target, test_factor, test_target, scale, out, work
 LSSPA_CHAINS_PER_LAUNCH = 4096  # bounds the (chains, p, p) workspace
 
 
+def _launch_per_chain(kernel, orders, inputs, scale, out, work_shapes, status=None):
+    """Launch a one-thread-per-chain LS-SPA kernel in slices of LSSPA_CHAINS_PER_LAUNCH
+    chains: ``kernel(orders, *inputs, scale, out[, status], *workspaces)``, with one
+    float64 workspace of shape ``(chains, *shape)`` per entry of ``work_shapes``."""
+    device_args = [cuda.to_device(np.ascontiguousarray(a, dtype=np.float64)) for a in inputs]
+    n = orders.shape[0]
+    for start in range(0, n, LSSPA_CHAINS_PER_LAUNCH):
+        chunk = np.ascontiguousarray(orders[start : start + LSSPA_CHAINS_PER_LAUNCH],
+                                     dtype=np.int64)
+        c = chunk.shape[0]
+        result = cuda.to_device(np.ascontiguousarray(out[start : start + c]))
+        flags = [] if status is None else [cuda.device_array(c, dtype=np.int64)]
+        workspaces = [cuda.device_array((c, *shape), dtype=np.float64)
+                      for shape in work_shapes]
+        kernel[_grid(c)](cuda.to_device(chunk), *device_args, float(scale), result, *flags,
+                         *workspaces)
+        out[start : start + c] = result.copy_to_host()
+        if status is not None:
+            status[start : start + c] = flags[0].copy_to_host()
+    return out
+
+
 def lsspa_chain_lifts_cholesky(orders, gram, cross, test_factor, test_target, scale, out,
                                status):
     """numba.cuda twin of :func:`skshapley.backends._numpy.lsspa_chain_lifts_cholesky`."""
@@ -923,22 +945,8 @@ def lsspa_chain_lifts_cholesky(orders, gram, cross, test_factor, test_target, sc
     if not n or not p:
         status[:] = 0
         return out
-    device_args = [cuda.to_device(np.ascontiguousarray(a, dtype=np.float64))
-                   for a in (gram, cross, test_factor, test_target)]
-    for start in range(0, n, LSSPA_CHAINS_PER_LAUNCH):
-        chunk = np.ascontiguousarray(orders[start : start + LSSPA_CHAINS_PER_LAUNCH],
-                                     dtype=np.int64)
-        c = chunk.shape[0]
-        result = cuda.to_device(np.ascontiguousarray(out[start : start + c]))
-        flags = cuda.device_array(c, dtype=np.int64)
-        _lsspa_cholesky[_grid(c)](cuda.to_device(chunk), *device_args, float(scale), result,
-                                  flags, cuda.device_array((c, p, p), dtype=np.float64),
-                                  cuda.device_array((c, p), dtype=np.float64),
-                                  cuda.device_array((c, p), dtype=np.float64),
-                                  cuda.device_array((c, p), dtype=np.float64))
-        out[start : start + c] = result.copy_to_host()
-        status[start : start + c] = flags.copy_to_host()
-    return out
+    return _launch_per_chain(_lsspa_cholesky, orders, (gram, cross, test_factor, test_target),
+                             scale, out, [(p, p), (p,), (p,), (p,)], status)
 
 
 @cuda.jit
@@ -998,21 +1006,8 @@ def lsspa_chain_lifts_qr(orders, factor, target, test_factor, test_target, scale
     n, p = orders.shape
     if not n or not p:
         return out
-    device_args = [cuda.to_device(np.ascontiguousarray(a, dtype=np.float64))
-                   for a in (factor, target, test_factor, test_target)]
-    for start in range(0, n, LSSPA_CHAINS_PER_LAUNCH):
-        chunk = np.ascontiguousarray(orders[start : start + LSSPA_CHAINS_PER_LAUNCH],
-                                     dtype=np.int64)
-        c = chunk.shape[0]
-        result = cuda.to_device(np.ascontiguousarray(out[start : start + c]))
-        _lsspa_qr[_grid(c)](cuda.to_device(chunk), *device_args, float(scale), result,
-                            cuda.device_array((c, p, p + 1), dtype=np.float64),
-                            cuda.device_array((c, p, p), dtype=np.float64),
-                            cuda.device_array((c, p), dtype=np.float64),
-                            cuda.device_array((c, p), dtype=np.float64),
-                            cuda.device_array((c, p), dtype=np.float64))
-        out[start : start + c] = result.copy_to_host()
-    return out
+    return _launch_per_chain(_lsspa_qr, orders, (factor, target, test_factor, test_target),
+                             scale, out, [(p, p + 1), (p, p), (p,), (p,), (p,)])
 
 
 def lsspa_subset_gains(factor, target, test_factor, test_target, out):
