@@ -25,6 +25,14 @@ def _take_columns(X, columns):
     return X[:, columns]
 
 
+def _checked_scorer(estimator, scoring):
+    """``check_scoring``, with its errors as a ValueError naming the parameter."""
+    try:
+        return check_scoring(estimator, scoring=scoring)
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"The 'scoring' parameter is not usable: {err}") from err
+
+
 def _score(scorer, estimator, X, y, scoring):
     try:
         score = scorer(estimator, X, y)
@@ -109,10 +117,7 @@ class RefitGame(Game):
         self.X_valid, self.y_valid = X_valid, y_valid
         self.scoring = scoring
         self.n_jobs = n_jobs
-        try:
-            self.scorer = check_scoring(estimator, scoring=scoring)
-        except (ValueError, TypeError) as err:
-            raise ValueError(f"The 'scoring' parameter is not usable: {err}") from err
+        self.scorer = _checked_scorer(estimator, scoring)
         self.empty_estimator = (DummyClassifier(strategy="prior") if is_classifier(estimator)
                                 else DummyRegressor(strategy="mean"))
 
@@ -184,10 +189,7 @@ class PerformanceGame(Game):
         self.background = background
         self.scoring = scoring
         self.feature_names = None if feature_names is None else list(feature_names)
-        try:
-            self.scorer = check_scoring(estimator, scoring=scoring)
-        except (ValueError, TypeError) as err:
-            raise ValueError(f"The 'scoring' parameter is not usable: {err}") from err
+        self.scorer = _checked_scorer(estimator, scoring)
         n_background = background.shape[0]
         self._y_stacked = np.repeat(self.y_valid[None], n_background, axis=0).reshape(-1)
 
