@@ -47,7 +47,7 @@ def add_parser(commands, helpers):
     bench.add_argument("--random-state", type=int, default=0,
                        help="seed of the model, the games and the sampling (default 0)")
     bench.add_argument("--progress", action="store_true", help="show a progress bar")
-    bench.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    helpers.add_debug_argument(bench)
     return bench
 
 

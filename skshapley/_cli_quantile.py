@@ -29,7 +29,7 @@ def add_parser(commands, helpers):
         epilog="example: skshapley quantile --data my.csv --transformed my_uniform.csv "
                "--output-distribution normal",
     )
-    quantile.add_argument("--data", metavar="CSV", help="CSV file with a header row")
+    helpers.add_data_arguments(quantile, target=False)
     quantile.add_argument("--columns", metavar="A,B,...",
                           help="comma-separated columns to transform (default: all)")
     quantile.add_argument("--output-distribution", choices=["uniform", "normal"],
@@ -60,7 +60,7 @@ def add_parser(commands, helpers):
                           help="seed of the synthetic data and the row sample (default 0)")
     quantile.add_argument("--progress", action="store_true",
                           help="show a progress bar over chunks")
-    quantile.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    helpers.add_debug_argument(quantile)
     return quantile
 
 

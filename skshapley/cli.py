@@ -41,6 +41,18 @@ class _ArgumentParser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+def add_data_arguments(parser, target=True):
+    """``--data CSV`` (and ``--target COL``), shared by the subcommands."""
+    parser.add_argument("--data", metavar="CSV", help="CSV file with a header row")
+    if target:
+        parser.add_argument("--target", metavar="COL", help="target column of --data")
+
+
+def add_debug_argument(parser):
+    """``--debug``: show tracebacks instead of one-line errors."""
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+
+
 def int_at_least(minimum):
     """An argparse ``type`` accepting integers >= ``minimum`` (one-line errors)."""
     wanted = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
@@ -80,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "`skshapley COMMAND --help` lists its options.",
         epilog="exit codes: 0 ok, 1 computation failed, 2 bad arguments or input, "
                "4 backend unavailable, 130 interrupted")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    add_debug_argument(parser)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND",
                                      parser_class=_ArgumentParser)
@@ -90,8 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "and write a summary PNG. Without --data it uses scikit-learn's "
                     "bundled diabetes data and a HistGradientBoostingRegressor.",
     )
-    explain.add_argument("--data", metavar="CSV", help="CSV file with a header row")
-    explain.add_argument("--target", metavar="COL", help="target column of --data")
+    add_data_arguments(explain)
     explain.add_argument("--model", metavar="MODULE:CLASS",
                          help="estimator class, built with no arguments "
                               "(default sklearn.ensemble:HistGradientBoostingRegressor)")
@@ -118,10 +129,12 @@ def build_parser() -> argparse.ArgumentParser:
                          help="kernel backend: auto, numpy or numba (default: the "
                               "configured one)")
     explain.add_argument("--progress", action="store_true", help="show a progress bar")
-    explain.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    add_debug_argument(explain)
     _add_attribute_parser(commands)
     _add_select_parser(commands)
-    helpers = SimpleNamespace(positive_int=_positive_int, int_at_least=int_at_least)
+    helpers = SimpleNamespace(positive_int=_positive_int, int_at_least=int_at_least,
+                              add_data_arguments=add_data_arguments,
+                              add_debug_argument=add_debug_argument)
     _cli_quantile.add_parser(commands, helpers)
     _cli_bench.add_parser(commands, helpers)
     return parser
@@ -156,8 +169,7 @@ def _add_attribute_parser(commands):
                     "its 95 %% error bar and writes a bar chart. Without --data it uses "
                     "scikit-learn's bundled diabetes data.",
     )
-    attribute.add_argument("--data", metavar="CSV", help="CSV file with a header row")
-    attribute.add_argument("--target", metavar="COL", help="target column of --data")
+    add_data_arguments(attribute)
     attribute.add_argument("--test-size", type=_fraction, default=0.25, metavar="F",
                            help="fraction of rows held out for the test R² (default 0.25)")
     attribute.add_argument("--alpha", type=_non_negative, default=0.0,
@@ -175,7 +187,7 @@ def _add_attribute_parser(commands):
                            help="bar chart (default skshapley_attribution.png)")
     attribute.add_argument("--random-state", type=int, default=0,
                            help="seed of the train/test split and the sampling (default 0)")
-    attribute.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    add_debug_argument(attribute)
 
 
 def _k_value(text):
@@ -202,8 +214,7 @@ def _add_select_parser(commands):
                     "evaluations used, and writes a PNG of the estimates with the cut. "
                     "Without --data it uses scikit-learn's bundled diabetes data.",
     )
-    select.add_argument("--data", metavar="CSV", help="CSV file with a header row")
-    select.add_argument("--target", metavar="COL", help="target column of --data")
+    add_data_arguments(select)
     select.add_argument("--k", type=_k_value, default=5,
                         help="features to keep, or a fraction in (0, 1) (default 5)")
     select.add_argument("--model", metavar="MODULE:CLASS",
@@ -230,7 +241,7 @@ def _add_select_parser(commands):
     select.add_argument("--n-jobs", type=int, default=None,
                         help="parallel model fits (default 1; -1: all cores)")
     select.add_argument("--progress", action="store_true", help="show a progress bar")
-    select.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    add_debug_argument(select)
 
 
 def _load_data(path, target):
