@@ -59,6 +59,13 @@ def _path_coefficients(o, z, u, nodes, weights, prefix, coefficients):
         coefficients[i] *= o[i] - z[i]
 
 
+@njit(cache=True, inline="always")
+def _pattern_workspace(n_rows):
+    """Scratch of ``_distinct_patterns`` for a block: row patterns, distinct keys, slots."""
+    return (np.empty(n_rows, np.uint64), np.empty(n_rows, np.uint64),
+            np.empty(n_rows, np.int64))
+
+
 @njit(cache=True)
 def _distinct_patterns(X, row_start, n_rows, start, u, feature, lower, upper,
                        missing_branch, missing_mode, row_bits, keys, slot_of_row):
@@ -104,9 +111,7 @@ def _shap_rows(X, row_start, row_stop, path_start, path_stop, path_ptr, feature,
     nodes, weights = LEGENDRE_NODES, LEGENDRE_WEIGHTS
     one = np.uint64(1)
     n_rows = row_stop - row_start
-    row_bits = np.empty(n_rows, np.uint64)
-    keys = np.empty(n_rows, np.uint64)
-    slot_of_row = np.empty(n_rows, np.int64)
+    row_bits, keys, slot_of_row = _pattern_workspace(n_rows)
     o = np.empty((max_u, n_rows))
     prefix = np.empty((max_u, n_rows))
     coefficients = np.empty((max_u, n_rows))
@@ -212,9 +217,7 @@ def _interaction_rows(X, row_start, row_stop, path_start, path_stop, path_ptr, f
     nodes, weights = LEGENDRE_NODES, LEGENDRE_WEIGHTS
     one = np.uint64(1)
     n_rows = row_stop - row_start
-    row_bits = np.empty(n_rows, np.uint64)
-    slot_of_row = np.empty(n_rows, np.int64)
-    keys = np.empty(n_rows, np.uint64)
+    row_bits, keys, slot_of_row = _pattern_workspace(n_rows)
     pairs = np.empty((n_rows, max_u, max_u))
     o = np.empty(max_u)
     a = np.empty(max_u)
@@ -374,9 +377,7 @@ def _interventional_rows(X, row_start, row_stop, path_start, path_stop, patterns
     weights = SHAPLEY_WEIGHTS
     one = np.uint64(1)
     n_rows = row_stop - row_start
-    row_bits = np.empty(n_rows, np.uint64)
-    slot_of_row = np.empty(n_rows, np.int64)
-    keys = np.empty(n_rows, np.uint64)
+    row_bits, keys, slot_of_row = _pattern_workspace(n_rows)
     contribution = np.empty((n_rows, max_u))
     for p in range(path_start, path_stop):
         start = path_ptr[p]
