@@ -31,6 +31,7 @@ import tracemalloc
 import warnings
 
 import numpy as np
+from _report import start_report
 
 RESULTS = pathlib.Path(__file__).resolve().parent / "results" / "lsspa.md"
 
@@ -74,7 +75,6 @@ def main(argv=None):
     import ls_spa
     import numba
 
-    import skshapley
     from skshapley.attribution import lsspa
     from skshapley.games import LeastSquaresGame
     from skshapley.permutations import ArgsortSobol
@@ -82,15 +82,8 @@ def main(argv=None):
     repeats = 1 if args.quick else args.repeats
     threads = numba.get_num_threads()
     n_big = 10**4 if args.quick else 10**5
-    lines = ["# LS-SPA: attribution of out-of-sample R², against ls-spa 2.0.0", "",
-             __doc__.split("\n\n", 1)[1].rsplit("\n\nRun:", 1)[0], "",
-             "## Machine and versions", "", skshapley.show_versions(as_markdown=True), "",
-             "## Command", "", f"``python benchmarks/bench_lsspa.py {' '.join(argv or [])}``",
-             ""]
-
-    def log(text=""):
-        print(text, flush=True)
-        lines.append(text)
+    lines, log = start_report("LS-SPA: attribution of out-of-sample R², against ls-spa 2.0.0",
+                              __doc__, "bench_lsspa.py", argv)
 
     # -- 1. identical attributions ------------------------------------------------------
     toy = np.load(pathlib.Path(__file__).resolve().parents[1] / "tests" / "attribution"

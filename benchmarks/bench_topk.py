@@ -45,6 +45,7 @@ import time
 import warnings
 
 import numpy as np
+from _report import start_report
 
 HERE = pathlib.Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "topk.md"
@@ -403,19 +404,11 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", category=FutureWarning)
-    import skshapley
 
     runs, wine_runs = (5, 3) if args.quick else (args.runs, args.wine_runs)
     budget_runs = 10 if args.quick else args.budget_runs
-    lines = ["# Top-k identification (CMCS, §4) and TopKShapleySelector", "",
-             __doc__.split("\n\n", 1)[1].rsplit("\n\nRun:", 1)[0], "",
-             "## Machine and versions", "", skshapley.show_versions(as_markdown=True), "",
-             "## Command", "", f"``python benchmarks/bench_topk.py {' '.join(argv)}``",
-             ""]
-
-    def log(text=""):
-        print(text, flush=True)
-        lines.append(text)
+    lines, log = start_report("Top-k identification (CMCS, §4) and TopKShapleySelector",
+                              __doc__, "bench_topk.py", argv)
 
     start = time.perf_counter()
     if "1" in args.parts:
