@@ -166,9 +166,25 @@ class _Stats:
         return np.sqrt(np.maximum(var, 0.0))
 
 
-def _order(mean):
+def bonferroni_z(delta, n_players):
+    """z of two-sided intervals that hold for all players at once with probability
+    about ``1 - delta`` (Bonferroni, §4.4.1)."""
+    return float(norm.ppf(1.0 - delta / (2 * n_players)))
+
+
+def order_players(values):
     """Players by decreasing estimate, ties by lower index (§4.4.1, "Partition")."""
-    return np.argsort(-mean, kind="stable")
+    return np.argsort(-values, kind="stable")
+
+
+def pac_rule_holds(values, lower, upper, k, epsilon, order=None):
+    """SHAP@K's rule (§4.4.1): no outsider's upper bound exceeds the lowest lower bound
+    among the chosen k by more than ``epsilon`` (always true when k is everyone)."""
+    if k == values.shape[0]:
+        return True
+    order = order_players(values) if order is None else order
+    return bool(upper[order[k:]].max() - lower[order[:k]].min() <= epsilon)
+
 
 
 def _bounds(stats, z, min_samples):
@@ -181,11 +197,8 @@ def _pac(stats, k, z, epsilon, min_samples, order=None, bounds=None):
     """SHAP@K's stopping rule on per-player intervals (§4.4.1)."""
     if stats.cnt.min() < min_samples:
         return False
-    if k == stats.mean.shape[0]:
-        return True
-    order = _order(stats.mean) if order is None else order
     lower, upper = _bounds(stats, z, min_samples) if bounds is None else bounds
-    return bool(upper[order[k:]].max() - lower[order[:k]].min() <= epsilon)
+    return pac_rule_holds(stats.mean, lower, upper, k, epsilon, order)
 
 
 def _reference(rng, n):
@@ -332,9 +345,9 @@ def _regression_topk(game, k, budget, z, delta, epsilon, rng):
     std = np.asarray(result.std_errors, dtype=np.float64).reshape(game.n_players, -1)[:, 0]
     std = np.where(np.isfinite(std), std, np.inf)
     lower, upper = values - z * std, values + z * std
-    order = _order(values)
+    order = order_players(values)
     n = game.n_players
-    pac = k == n or bool(upper[order[k:]].max() - lower[order[:k]].min() <= epsilon)
+    pac = pac_rule_holds(values, lower, upper, k, epsilon, order)
     empty = float(np.ravel(result.empty_value)[0])
     grand = float(np.ravel(result.grand_value)[0])
     return TopKResult(
@@ -342,8 +355,7 @@ def _regression_topk(game, k, budget, z, delta, epsilon, rng):
         confidence_intervals=np.column_stack([lower, upper]),
         n_samples=np.full(n, int(result.n_evaluations), dtype=np.int64),
         n_evaluations=int(result.n_evaluations), pac_satisfied=pac, method="regression",
-        k=k, delta=delta, epsilon=epsilon, empty_value=float(empty),
-        grand_value=float(grand))
+        k=k, delta=delta, epsilon=epsilon, empty_value=empty, grand_value=grand)
 
 
 def check_topk_arguments(n_players, k, method, budget, delta, epsilon, min_samples):
@@ -446,14 +458,14 @@ def topk_shapley(game, k, *, method="cmcs_at_k", budget=None, pac_stop=True, del
     if budget is None and method == "regression":
         raise ValueError("method='regression' spends a fixed budget: give a 'budget'.")
     rng = as_generator(random_state)
-    z = float(norm.ppf(1.0 - delta / (2 * n)))  # Bonferroni over the players (§4.4.1)
+    z = bonferroni_z(delta, n)
     if method == "regression":
         return _regression_topk(game, k, budget, z, delta, epsilon, rng)
     oracle = _Oracle(game, budget)
     stats = _Stats(n)
 
     def finish():
-        order = _order(stats.mean)
+        order = order_players(stats.mean)
         lower, upper = _bounds(stats, z, min_samples)
         if method == "exact":
             std = np.zeros(n)
@@ -488,7 +500,7 @@ def topk_shapley(game, k, *, method="cmcs_at_k", budget=None, pac_stop=True, del
         nonlocal order, bounds
         if budget is not None and oracle.used + guard > budget:
             return False
-        order = _order(stats.mean)
+        order = order_players(stats.mean)
         bounds = _bounds(stats, z, min_samples)
         return not (pac_stop and _pac(stats, k, z, epsilon, min_samples, order, bounds))
 

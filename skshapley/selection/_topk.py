@@ -7,7 +7,6 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.stats import norm
 from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.feature_selection import SelectorMixin
 from sklearn.linear_model import LinearRegression, Ridge
@@ -17,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
 from skshapley.approximators import topk_shapley
+from skshapley.approximators._topk import bonferroni_z, order_players, pac_rule_holds
 from skshapley.attribution import lsspa
 from skshapley.exceptions import BudgetWarning
 from skshapley.explain import ShapleyExplainer
@@ -425,7 +425,7 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
                     int(np.sum(explanation.n_evaluations)), None, "mean_abs_shap")
 
     def _z(self, n_features):
-        return float(norm.ppf(1.0 - self.delta / (2 * n_features)))
+        return bonferroni_z(self.delta, n_features)
 
     def _store(self, values, std_errors, intervals, n_evaluations, converged, method):
         self.shapley_values_ = np.asarray(values, dtype=np.float64)
@@ -437,19 +437,12 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
             converged = self._pac_holds()
         self.converged_ = bool(converged)
 
-    def _order(self):
-        return np.argsort(-self.shapley_values_, kind="stable")  # ties: lower index first
-
     def _pac_holds(self):
-        order = self._order()
-        if self.k_ == order.shape[0]:
-            return True
         lower, upper = self.confidence_intervals_[:, 0], self.confidence_intervals_[:, 1]
-        return bool(upper[order[self.k_:]].max() - lower[order[: self.k_]].min()
-                    <= self.epsilon)
+        return pac_rule_holds(self.shapley_values_, lower, upper, self.k_, self.epsilon)
 
     def _set_selection(self):
-        order = self._order()
+        order = order_players(self.shapley_values_)  # ties: lower index first
         self.support_ = np.zeros(order.shape[0], dtype=bool)
         self.support_[order[: self.k_]] = True
         self.ranking_ = np.empty(order.shape[0], dtype=np.int64)
