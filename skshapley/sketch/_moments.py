@@ -251,10 +251,6 @@ class MomentSketch:
         The state is left unchanged if the input is rejected.
         """
         X, w = self._validate(X, sample_weight)
-        return self._update_validated(X, w)
-
-    def _update_validated(self, X, w):
-        """``update`` on the output of ``_validate`` (callers that validated once)."""
         return update_together([self], X, w)
 
     def _summarise(self, cols, w):
