@@ -104,7 +104,6 @@ def update_together(sketches, X, w):
     for sketch, done in zip(sketches, parts, strict=True):
         for part in done:
             sketch._merge_state(part)
-    return sketches[0] if len(sketches) == 1 else sketches
 
 
 class MomentSketch:
@@ -251,7 +250,8 @@ class MomentSketch:
         The state is left unchanged if the input is rejected.
         """
         X, w = self._validate(X, sample_weight)
-        return update_together([self], X, w)
+        update_together([self], X, w)
+        return self
 
     def _summarise(self, cols, w):
         """A sketch of one chunk, given as contiguous columns ``(d, rows)`` that may be
