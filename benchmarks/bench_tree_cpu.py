@@ -17,17 +17,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import time
 
 import numpy as np
 from bench_tree_gpu import make_data
 
-REPEATS = 3
 
-
-def timed(function, repeats=None):
-    repeats = REPEATS if repeats is None else repeats
+def timed(function, repeats):
     function()
     times = []
     for _ in range(repeats):
@@ -37,21 +33,15 @@ def timed(function, repeats=None):
     return float(np.median(times))
 
 
-def write_table(path, rows_out, threads, complete=False):
+def write_table(path, rows_out, threads, repeats, complete=False):
     """Write the results so far (the run is long; a cut-off run still leaves its rows)."""
-    import numba
-    import shap
-    import sklearn
-    import xgboost
+    import skshapley
 
-    lines = ["# CPU TreeSHAP", "",
-             f"Machine: {platform.machine()}, {os.cpu_count()} cores "
-             f"({platform.processor() or 'cpu'}), {threads} thread(s) for XGBoost and numba; "
-             f"Python {platform.python_version()}, numpy {np.__version__}, numba "
-             f"{numba.__version__}, xgboost {xgboost.__version__}, shap {shap.__version__}, "
-             f"scikit-learn {sklearn.__version__}. Synthetic data of the thesis datasets' "
-             f"shapes (no downloads). Median seconds of {REPEATS} runs after a warm-up (1 run for "
-             "the interventional rows).", "",
+    lines = ["# CPU TreeSHAP", "", "## Machine and versions", "",
+             skshapley.show_versions(as_markdown=True), "",
+             f"{threads} thread(s) for XGBoost and numba (shap's C++ code is single-threaded). "
+             "Synthetic data of the thesis datasets' shapes (no downloads). Median seconds "
+             f"of {repeats} runs after a warm-up (1 run for the interventional rows).", "",
              "| model | peer | rows | peer (s) | ours numba (s) | ours/peer speed-up | "
              "max abs difference |", "|---|---|---|---|---|---|---|"]
     for name, peer_name, n, peer, ours, error in rows_out:
@@ -61,7 +51,7 @@ def write_table(path, rows_out, threads, complete=False):
         lines += ["", "_Partial: the run is still going or was stopped._"]
     with open(path, "w") as handle:
         handle.write("\n".join(lines) + "\n")
-    print("\n".join(lines), flush=True)
+    print(lines[-1], flush=True)
 
 
 def main(argv=None):
@@ -72,8 +62,6 @@ def main(argv=None):
                         help="threads for XGBoost and numba (1 keeps a shared machine fair)")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
-    global REPEATS
-    REPEATS = args.repeats
 
     import numba
     import shap
@@ -100,13 +88,15 @@ def main(argv=None):
             ensemble = read_model(booster)
             prepared = ensemble.prepare(rows)
             dmatrix = xgboost.DMatrix(rows)
-            peer = timed(lambda b=booster, m=dmatrix: b.predict(m, pred_contribs=True))
-            ours = timed(lambda e=ensemble, x=prepared: path_dependent_shap(e, x, kernels))
+            peer = timed(lambda b=booster, m=dmatrix: b.predict(m, pred_contribs=True),
+                         args.repeats)
+            ours = timed(lambda e=ensemble, x=prepared: path_dependent_shap(e, x, kernels),
+                         args.repeats)
             contribs = booster.predict(dmatrix, pred_contribs=True)[:, :-1]
             error = np.abs(tree_shap(ensemble, rows).values[..., 0] - contribs).max()
             rows_out.append((f"{dataset}-{variant} (XGBoost, {ensemble.n_paths:,} paths)",
                              "XGBoost pred_contribs", args.rows, peer, ours, error))
-            write_table(args.output, rows_out, threads)
+            write_table(args.output, rows_out, threads, args.repeats)
     X, y, _, _ = make_data("cal_housing")
     for depth in (8, 12):
         forest = RandomForestRegressor(n_estimators=100, max_depth=depth, n_jobs=threads,
@@ -115,8 +105,10 @@ def main(argv=None):
         rows = X[rng.integers(0, len(X), args.rows)]
         prepared = ensemble.prepare(rows)
         explainer = shap.TreeExplainer(forest)
-        peer = timed(lambda e=explainer, r=rows: e.shap_values(r, check_additivity=False))
-        ours = timed(lambda e=ensemble, x=prepared: path_dependent_shap(e, x, kernels))
+        peer = timed(lambda e=explainer, r=rows: e.shap_values(r, check_additivity=False),
+                     args.repeats)
+        ours = timed(lambda e=ensemble, x=prepared: path_dependent_shap(e, x, kernels),
+                     args.repeats)
         error = np.abs(explainer.shap_values(rows, check_additivity=False)
                        - tree_shap(ensemble, rows).values[..., 0]).max()
         name = f"RandomForest 100 × depth {depth} ({ensemble.n_paths:,} paths)"
@@ -136,10 +128,9 @@ def main(argv=None):
                        - tree_shap(ensemble, few, background=background).values[..., 0]).max()
         rows_out.append((name, "shap TreeExplainer (interventional, 100 background)", len(few),
                          peer, ours, error))
-        print(rows_out[-2:], flush=True)
-        write_table(args.output, rows_out, threads)
+        write_table(args.output, rows_out, threads, args.repeats)
 
-    write_table(args.output, rows_out, threads, complete=True)
+    write_table(args.output, rows_out, threads, args.repeats, complete=True)
 
 if __name__ == "__main__":
     main()
