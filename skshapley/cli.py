@@ -53,21 +53,28 @@ def add_debug_argument(parser):
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
 
 
-def int_at_least(minimum):
-    """An argparse ``type`` accepting integers >= ``minimum`` (one-line errors)."""
-    wanted = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+def _argument_type(convert, accept, wanted, name):
+    """An argparse ``type``: ``convert`` the text and ``accept`` the value, else a one-line
+    "expected {wanted}, got ..." error."""
 
     def parse(text):
         try:
-            value = int(text)
+            value = convert(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected {wanted}, got {text!r}") from None
-        if value < minimum:
+        if not accept(value):
             raise argparse.ArgumentTypeError(f"expected {wanted}, got {text!r}")
         return value
 
-    parse.__name__ = "positive_int" if minimum == 1 else f"int_at_least_{minimum}"
+    parse.__name__ = name
     return parse
+
+
+def int_at_least(minimum):
+    """An argparse ``type`` accepting integers >= ``minimum`` (one-line errors)."""
+    wanted = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+    return _argument_type(int, lambda value: value >= minimum, wanted,
+                          "positive_int" if minimum == 1 else f"int_at_least_{minimum}")
 
 
 _positive_int = int_at_least(1)
@@ -140,24 +147,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _fraction(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}")
-    return value
-
-
-def _non_negative(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
-    if not value >= 0.0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
-    return value
+_fraction = _argument_type(float, lambda value: 0.0 < value < 1.0, "a number in (0, 1)",
+                           "fraction")
+_non_negative = _argument_type(float, lambda value: value >= 0.0, "a number >= 0",
+                               "non_negative")
 
 
 def _add_attribute_parser(commands):
