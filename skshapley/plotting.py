@@ -44,6 +44,13 @@ def _new_axes(ax, figsize):
     return ax
 
 
+def _feature_names(names, n_features):
+    """The given feature names as strings, or ``x0, x1, ...``."""
+    if names is None:
+        return [f"x{j}" for j in range(n_features)]
+    return [str(name) for name in names]
+
+
 def _check_max_display(max_display):
     if isinstance(max_display, bool) or not isinstance(max_display, (int, np.integer)) \
             or max_display < 1:
@@ -624,8 +631,7 @@ def _convergence_values(result, evaluations, players, max_display, feature_names
                              f"; got {output!r}.")
         estimates, errors = estimates[:, :, output], errors[:, :, output]
     n_players = estimates.shape[1]
-    names = (list(feature_names) if feature_names is not None
-             else [f"x{j}" for j in range(n_players)])
+    names = _feature_names(feature_names, n_players)
     if players is None:
         final = np.abs(estimates[-1])
         players = np.argsort(-final, kind="stable")[:max_display]
@@ -746,8 +752,7 @@ def quantile_sketch(transformer_or_sketch, X, *, feature=0, ax=None, n_points=51
         data = data[:, None]
     if data.ndim != 2:
         raise ValueError(f"X must be 2-d (n_samples, n_features); got shape {data.shape}.")
-    if names is None:
-        names = [f"x{j}" for j in range(data.shape[1])]
+    names = _feature_names(names, data.shape[1])
     j = _feature_index(feature, list(names))
     column = data[:, j]
     column = np.sort(column[np.isfinite(column)])
@@ -818,8 +823,7 @@ def attribution_bar(result, *, feature_names=None, ax=None, max_display=20):
     _check_max_display(max_display)
     values = np.asarray(result.attribution, dtype=float)
     errors = np.asarray(result.attribution_errors, dtype=float)
-    names = (list(feature_names) if feature_names is not None
-             else [f"x{j}" for j in range(values.size)])
+    names = _feature_names(feature_names, values.size)
     order = np.argsort(-values, kind="stable")
     shown, rest = _display_rows(order, max_display)
     labels = [names[j] for j in shown]
@@ -886,12 +890,10 @@ def topk(result, *, feature_names=None, ax=None, max_display=20):
         chosen[np.asarray(result.top_k)] = True
         detail = f"{result.method}, {result.n_evaluations} evaluations"
         certified = result.pac_satisfied
-    names = (list(map(str, feature_names)) if feature_names is not None
-             else [f"x{j}" for j in range(values.size)])
-    # Chosen features first (largest estimate first, ties: lower index), then the rest.
-    order = np.concatenate([np.flatnonzero(chosen)[np.argsort(-values[chosen], kind="stable")],
-                            np.flatnonzero(~chosen)[np.argsort(-values[~chosen],
-                                                               kind="stable")]])
+    names = _feature_names(feature_names, values.size)
+    # Chosen features first (largest estimate first, ties: lower index), then the rest
+    # (lexsort is stable; its last key is the primary one).
+    order = np.lexsort((-values, ~chosen))
     shown = order[:max_display]
     n_chosen = int(chosen.sum())
     ax = _new_axes(ax, (6.5, 0.35 * len(shown) + 1.6))
