@@ -119,9 +119,13 @@ class _Oracle:
     def remaining(self):
         return np.inf if self.budget is None else self.budget - self.used
 
-    def costs(self, masks):
+    def _paid(self, masks):
+        """Coalition sizes, and which masks cost an evaluation (not ∅, not N)."""
         sizes = masks.sum(axis=1)
-        return ((sizes > 0) & (sizes < self.n)).astype(np.int64)
+        return sizes, (sizes > 0) & (sizes < self.n)
+
+    def costs(self, masks):
+        return self._paid(masks)[1].astype(np.int64)
 
     def affordable(self, costs):
         """How many of the requests, in order, may be made: request t is made only when
@@ -132,9 +136,8 @@ class _Oracle:
         return int(np.count_nonzero(before < self.budget))
 
     def values(self, masks):
-        sizes = masks.sum(axis=1)
+        sizes, paid = self._paid(masks)
         out = np.where(sizes == self.n, self.grand_value, self.empty_value)
-        paid = (sizes > 0) & (sizes < self.n)
         n_paid = int(np.count_nonzero(paid))
         if self.budget is not None and self.used + n_paid > self.budget:
             raise _BudgetExhausted  # a bug if reached: callers truncate first
