@@ -213,8 +213,9 @@ def _reference(rng, n):
 
 
 def _toggled(S, players):
-    """Rows S with player p flipped, one row per p: S \\ {p} if p in S, else S ∪ {p}."""
-    rows = np.repeat(S[None, :], len(players), axis=0)
+    """Rows S with player p flipped, one row per p: S \\ {p} if p in S, else S ∪ {p}.
+    ``S`` is one reference set or one per player."""
+    rows = np.broadcast_to(S, (len(players), S.shape[-1])).copy()
     rows[np.arange(len(players)), players] = ~rows[np.arange(len(players)), players]
     return rows
 
@@ -254,8 +255,7 @@ def _uncoupled_round(oracle, stats, rng, players, same_reference):
         S = np.repeat(_reference(rng, n)[None, :], len(players), axis=0)
     else:
         S = np.stack([_reference(rng, n) for _ in players])
-    toggled = S.copy()
-    toggled[np.arange(len(players)), players] = ~toggled[np.arange(len(players)), players]
+    toggled = _toggled(S, players)
     requests = np.empty((2 * len(players), n), dtype=bool)
     requests[0::2], requests[1::2] = S, toggled
     made = oracle.affordable(oracle.costs(requests)) // 2 * 2
@@ -271,10 +271,10 @@ def _permutation_round(oracle, stats, rng):
     it; the last request is the free v(∅), so an ordering costs n - 1."""
     n = oracle.n
     pi = rng.permutation(n)
+    position = np.empty(n, dtype=np.int64)
+    position[pi] = np.arange(n)
     # Row p is the set of players after position p.
-    after = np.zeros((n, n), dtype=bool)
-    for p in range(n - 1):
-        after[p, pi[p + 1:]] = True
+    after = position[None, :] > np.arange(n)[:, None]
     made = oracle.affordable(oracle.costs(after))
     values = oracle.values(after[:made])
     previous = np.concatenate(([oracle.grand_value], values))[:made]
@@ -287,10 +287,10 @@ def _pair_round_permutation(oracle, stats, rng, pair):
     pi = rng.permutation(n)
     position = np.empty(n, dtype=np.int64)
     position[pi] = np.arange(n)
-    requests = np.zeros((2 * len(pair), n), dtype=bool)
-    for t, p in enumerate(pair):
-        requests[2 * t, pi[position[p]:]] = True       # p and the players after it
-        requests[2 * t + 1, pi[position[p] + 1:]] = True  # the players after it
+    at = position[np.asarray(pair, dtype=np.int64)][:, None]
+    requests = np.empty((2 * len(pair), n), dtype=bool)
+    requests[0::2] = position[None, :] >= at  # p and the players after it
+    requests[1::2] = position[None, :] > at  # the players after it
     made = oracle.affordable(oracle.costs(requests)) // 2 * 2
     values = oracle.values(requests[:made])
     done = np.asarray(pair, dtype=np.int64)[: made // 2]
