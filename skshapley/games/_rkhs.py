@@ -168,10 +168,11 @@ class RKHSValueGame(Game):
         self.kernel, self.value = kernel, value
         self.eta = float(cme_regularization)
         self.intercept = float(intercept)
-        exact_interventional = (kernel != "linear" and value == "interventional"
-                                and landmarks is None and fourier_features is None)
+        # the closed-form interventional game, the one the subset table serves
+        self._exact_interventional = (kernel != "linear" and value == "interventional"
+                                      and landmarks is None and fourier_features is None)
         self._embedding_table = None
-        if subset_embeddings is not None and exact_interventional:
+        if subset_embeddings is not None and self._exact_interventional:
             table = np.asarray(subset_embeddings, dtype=np.float64)
             if table.shape != (2**self.n_players, training.shape[0]):
                 raise ValueError(f"subset_embeddings must have shape "
@@ -213,8 +214,7 @@ class RKHSValueGame(Game):
         d = self.n_players
         n, b = self.training.shape[0], self.background.shape[0]
         table = None
-        if self.value == "interventional" and self.landmarks is None \
-                and self.fourier_features is None:
+        if self._exact_interventional:
             table = self._embeddings_by_subset(coalitions.shape[0])
         per = chunk_rows(8.0 * n * (m if table is not None else b + m) * 2)
         for start in range(0, coalitions.shape[0], per):
