@@ -332,6 +332,13 @@ def _print_table(explanation, explainer, out):
               f"{errors[j]:>10.4f}", file=out)
 
 
+def _seeded(model, seed):
+    """A model built without arguments is seeded too, so runs repeat exactly."""
+    if getattr(model, "get_params", dict)().get("random_state", 0) is None:
+        model.set_params(random_state=seed)
+    return model
+
+
 def _check_output_path(path):
     """Fail before the work if the summary plot cannot be written where asked."""
     from matplotlib.backend_bases import FigureCanvasBase
@@ -357,11 +364,7 @@ def _explain(args, out) -> ExitCode:
     from skshapley import ShapleyExplainer, config_context
 
     X, y, _ = _data_or_diabetes(args)
-    model = _load_model(args.model)
-    if "random_state" in getattr(model, "get_params", dict)() and \
-            model.get_params()["random_state"] is None:
-        # A model built without arguments is seeded too, so runs repeat exactly.
-        model.set_params(random_state=args.random_state)
+    model = _seeded(_load_model(args.model), args.random_state)
     _check_output_path(args.output)
     explainer = ShapleyExplainer(
         model, method=args.method, max_evals=args.max_evals, tol=args.tol,
@@ -474,10 +477,7 @@ def _select(args, out) -> ExitCode:
     X, y, source = _data_or_diabetes(args)
     if isinstance(args.k, int) and args.k > X.shape[1]:
         raise UsageError(f"--k {args.k} is more than the {X.shape[1]} features of {source!r}")
-    model = _select_model(args.model, y)
-    if "random_state" in getattr(model, "get_params", dict)() and \
-            model.get_params()["random_state"] is None:
-        model.set_params(random_state=args.random_state)
+    model = _seeded(_select_model(args.model, y), args.random_state)
     _check_output_path(args.output)
     selector = TopKShapleySelector(
         model, k=args.k, importance=args.importance, method=args.method,
