@@ -9,8 +9,8 @@ so the last bits vary between runs. Paths with more than 31 distinct features ru
 one-thread-per-(row, path) kernel with the quadrature form of §8.1.3.
 
 Interventional values run one thread per (row, path) over the path's distinct background
-bit patterns (§8.1.4). Only the TreeSHAP kernels exist here so far; the model-agnostic
-kernels are issue 11.
+bit patterns (§8.1.4). The model-agnostic kernels are :class:`ArrayKernels` bound to CuPy
+(whole-array device operations, ``_array_twins.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from skshapley.backends import _tree_numba
+from skshapley.backends._array_twins import ArrayKernels
 from skshapley.backends._gpu_common import (
     ROWS_PER_WARP,
     THREADS_PER_BLOCK,
@@ -178,6 +179,69 @@ extern "C" __global__ void tree_interventional(
                       c[j] * v);
     }
 }
+
+extern "C" __global__ void tree_interactions(
+    const double* X, long long n_rows, int n_features, const long long* path_ptr,
+    long long n_paths, const int* feature, const double* lower, const double* upper,
+    const double* zero_fraction, const unsigned char* miss, const unsigned char* mode,
+    const long long* out_ptr, const int* out_index, const double* out_value, int n_outputs,
+    const double* nodes, const double* weights, double* out)
+{
+    // Path-dependent interaction values (§8.4), one thread per (row, path), quadrature
+    // form: phi_ij = v/2 d_i d_j integral of prod_{k != i, j} a_k(t) dt; the diagonal is
+    // phi_i minus the row's off-diagonal sum (twin of the numba.cuda ``_interactions``).
+    long long id = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (id >= n_rows * n_paths) return;
+    long long r = id % n_rows, p = id / n_rows;
+    long long start = path_ptr[p];
+    int u = (int)(path_ptr[p + 1] - start);
+    if (u == 0) return;
+    double d[64], z[64], prefix[64], single[64], paired[64], row_sum[64];
+    for (int j = 0; j < u; ++j) {
+        long long e = start + j;
+        z[j] = zero_fraction[e];
+        d[j] = one_fraction(X[r * n_features + feature[e]], feature[e], lower[e], upper[e],
+                            miss[e], mode[e]) - z[j];
+        single[j] = 0.0;
+        row_sum[j] = 0.0;
+    }
+    int q = (u + 1) / 2;
+    long long block = (long long)n_features * n_features;
+    for (int held = -1; held < u; ++held) {  // -1: the SHAP values; else held at 1
+        for (int i = 0; i < u; ++i) paired[i] = 0.0;
+        for (int k = 0; k < q; ++k) {
+            double t = nodes[q * 32 + k], wq = weights[q * 32 + k], running = 1.0;
+            for (int i = 0; i < u; ++i) {
+                prefix[i] = running;
+                running *= i == held ? 1.0 : z[i] + d[i] * t;
+            }
+            running = 1.0;
+            for (int i = u - 1; i >= 0; --i) {
+                paired[i] += wq * prefix[i] * running;
+                running *= i == held ? 1.0 : z[i] + d[i] * t;
+            }
+        }
+        if (held < 0) {
+            for (int i = 0; i < u; ++i) single[i] = d[i] * paired[i];
+            continue;
+        }
+        for (int i = 0; i < u; ++i) {
+            if (i == held) continue;
+            double value = 0.5 * d[i] * d[held] * paired[i];
+            row_sum[i] += value;
+            for (long long k = out_ptr[p]; k < out_ptr[p + 1]; ++k)
+                atomicAdd(&out[(r * n_outputs + out_index[k]) * block
+                               + (long long)feature[start + i] * n_features
+                               + feature[start + held]], value * out_value[k]);
+        }
+    }
+    for (int i = 0; i < u; ++i) {
+        long long f = feature[start + i];
+        for (long long k = out_ptr[p]; k < out_ptr[p + 1]; ++k)
+            atomicAdd(&out[(r * n_outputs + out_index[k]) * block + f * n_features + f],
+                      (single[i] - row_sum[i]) * out_value[k]);
+    }
+}
 """
 
 _MODULE = None
@@ -269,8 +333,67 @@ def tree_interventional_shap(X, patterns, counts, n_distinct, n_background, path
     return out
 
 
+def tree_path_interactions(X, path_ptr, feature, lower, upper, missing_branch, missing_mode,
+                           zero_fraction, out_ptr, out_index, out_value, out):
+    """CuPy twin of ``_tree_numpy.tree_path_interactions``: a thread per (row, path),
+    quadrature form (§8.4); paths of up to 64 distinct features."""
+    import cupy
+
+    if len(path_ptr) > 1 and np.diff(path_ptr).max() > 64:
+        raise ValueError("paths of more than 64 distinct features are not supported on "
+                         "the GPU; use backend='numba'.")
+    device = _CACHE.get(cupy, path_ptr, feature, lower, upper, missing_branch, missing_mode,
+                        zero_fraction, out_ptr, out_index, out_value)
+    X_device = cupy.ascontiguousarray(cupy.asarray(X, dtype=cupy.float64))
+    n_rows, n_features = X_device.shape
+    n_paths = len(path_ptr) - 1
+    result = cupy.zeros(out.shape, dtype=cupy.float64)
+    if n_rows and n_paths:
+        grid = -(-(n_rows * n_paths) // THREADS_PER_BLOCK)
+        _module().get_function("tree_interactions")(
+            (grid,), (THREADS_PER_BLOCK,),
+            (X_device, np.int64(n_rows), np.int32(n_features), device["path_ptr"],
+             np.int64(n_paths), device["ir_feature"], device["ir_lower"], device["ir_upper"],
+             device["ir_zero_fraction"], device["ir_missing_branch"],
+             device["ir_missing_mode"], device["out_ptr"], device["out_index"],
+             device["out_value"], np.int32(out.shape[1]), device["nodes"],
+             device["weights"], result),
+        )
+    if isinstance(out, np.ndarray):
+        out += cupy.asnumpy(result)
+    else:
+        out += result
+    return out
+
+
 # Background patterns are computed once per background on the CPU (numba).
 tree_background_patterns = _tree_numba.tree_background_patterns
+
+# -- model-agnostic kernels (issue 11, §8.8): whole-array CuPy operations ------------------
+_TWINS = None
+
+
+def _twins():
+    global _TWINS
+    if _TWINS is None:
+        import cupy
+
+        _TWINS = ArrayKernels(cupy)
+    return _TWINS
+
+
+def _on_cupy(name):
+    def kernel(*args, **kwargs):
+        return getattr(_twins(), name)(*args, **kwargs)
+
+    kernel.__name__ = name
+    kernel.__doc__ = (f"CuPy twin of ``_numpy.{name}``: :class:`ArrayKernels` on CuPy (host "
+                      "or CuPy inputs; a CuPy ``out`` stays on the device).")
+    return kernel
+
+
+for _name in ArrayKernels.NAMES:
+    globals()[_name] = _on_cupy(_name)
 
 for _name in KERNELS:
     if _name not in globals():

@@ -29,7 +29,7 @@ from skshapley.backends._gpu_common import (
     LayoutCache,
     missing_kernel,
 )
-from skshapley.backends._numpy import KERNELS
+from skshapley.backends._numpy import KERNELS, subset_gain_lstsq
 
 MAX_LONG_PATH = 64
 
@@ -1037,11 +1037,8 @@ def lsspa_subset_gains(factor, target, test_factor, test_target, out):
                                  cuda.device_array((c, p), dtype=np.float64))
         out[start : start + c] = result.copy_to_host()
         for i in np.flatnonzero(flags.copy_to_host()):
-            s = start + int(i)
-            members = [j for j in range(p) if s >> j & 1]
-            theta = np.linalg.lstsq(factor[:, members], target, rcond=None)[0]
-            residual = test_factor[:, members] @ theta - test_target
-            out[s] = test_target @ test_target - residual @ residual
+            out[start + int(i)] = subset_gain_lstsq(factor, target, test_factor, test_target,
+                                                    start + int(i))
     return out
 
 

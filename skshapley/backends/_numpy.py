@@ -470,14 +470,19 @@ def lsspa_subset_gains(factor, target, test_factor, test_target, out):
     -------
     out : float64 (2**p,)
     """
-    p = factor.shape[1]
     out[0] = 0.0
-    for s in range(1, 1 << p):
-        members = [j for j in range(p) if s >> j & 1]
-        theta, *_ = np.linalg.lstsq(factor[:, members], target, rcond=None)
-        residual = test_factor[:, members] @ theta - test_target
-        out[s] = test_target @ test_target - residual @ residual
+    for s in range(1, 1 << factor.shape[1]):
+        out[s] = subset_gain_lstsq(factor, target, test_factor, test_target, s)
     return out
+
+
+def subset_gain_lstsq(factor, target, test_factor, test_target, subset):
+    """The test-residual drop of one subset (bitmask ``subset``) by least squares; also the
+    GPU twins' fallback for subsets their Gram-form solve flags."""
+    members = [j for j in range(factor.shape[1]) if subset >> j & 1]
+    theta, *_ = np.linalg.lstsq(factor[:, members], target, rcond=None)
+    residual = test_factor[:, members] @ theta - test_target
+    return test_target @ test_target - residual @ residual
 
 
 # -- RKHS-SHAP (§6.2) -------------------------------------------------------------------------
@@ -500,14 +505,20 @@ def rkhs_subset_embeddings(training, background, length_scale, laplace, out):
     subset without its highest feature) times one per-feature kernel matrix, over row
     blocks of the training set small enough to stay in cache.
     """
+    return subset_embeddings_into(np, training, background, length_scale, laplace, out)
+
+
+def subset_embeddings_into(xp, training, background, length_scale, laplace, out):
+    """The body of :func:`rkhs_subset_embeddings` on the array library ``xp`` (NumPy here,
+    CuPy in the CuPy backend); every argument is an ``xp`` array."""
     n, d = training.shape
     b = background.shape[0]
     rows = max(1, 2**19 // max(b, 1))
     out[0] = 1.0
     for lo in range(0, n, rows):
         diff = (training[lo:lo + rows].T[:, :, None] - background.T[:, None, :]) \
-            / np.asarray(length_scale)[:, None, None]
-        factors = np.exp(-np.abs(diff)) if laplace else np.exp(-(0.5 * diff**2))
+            / xp.asarray(length_scale)[:, None, None]
+        factors = xp.exp(-xp.abs(diff)) if laplace else xp.exp(-(0.5 * diff**2))
         # (feature to add, parent's mask, parent's product); a child's product is formed
         # when it is popped, so at most one product per depth is alive
         stack = [(j, 0, None) for j in range(d)]

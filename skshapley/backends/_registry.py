@@ -114,17 +114,18 @@ _add(
         extra=None,
     )
 )
-# The GPU backends have the TreeSHAP kernels (issue 10); numba_cuda also has the
-# model-agnostic kernels of issue 11 except interp_columns, exact_shapley_from_values and
-# the LS-SPA ones. Slots a backend lacks say so when called.
+# Both GPU backends fill every kernel slot: TreeSHAP (issue 10) and the model-agnostic
+# kernels (issue 11; numba.cuda kernels, and for CuPy whole-array operations in
+# _array_twins.py). Background patterns are built on the CPU by both.
 _add(Backend("numba_cuda", lambda: importlib.import_module("skshapley.backends._numba_cuda"),
              _numba_cuda_reason, extra="gpu"))
 _add(Backend("cupy", lambda: importlib.import_module("skshapley.backends._cupy"),
              _cupy_reason, extra="gpu"))
 
-# "auto" tries these in order (STYLE.md §5, "Fallbacks"); the GPU backends join the
-# order once every kernel has a GPU twin and the data lives on the device (DESIGN.md
-# §4.1); until then a GPU backend is used only when asked for by name.
+# "auto" tries these in order (STYLE.md §5, "Fallbacks"). The model-agnostic kernels
+# are called with host arrays, and where a GPU pays for the transfer has not been measured
+# (DESIGN.md §4.1), so a GPU backend runs them only when asked for by name; tree_shap has
+# its own measured GPU threshold (skshapley.tree, GPU_MIN_WORK).
 _AUTO_ORDER = ("numba", "numpy")
 
 

@@ -1,9 +1,13 @@
 """Every available backend against the NumPy twin (STYLE.md §5, "Parity tests")."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
 from skshapley.backends import KERNEL_NAMES, available_backends, get_backend
+from skshapley.backends._array_twins import ArrayKernels
+from skshapley.backends._gpu_common import missing_kernel
 from skshapley.exceptions import BackendUnavailableError
 
 NUMPY = get_backend("numpy")
@@ -33,8 +37,18 @@ class _SkipMissingKernels:
         return call
 
 
-@pytest.fixture(params=OTHERS or [pytest.param(None, marks=pytest.mark.skip("numpy only"))])
+def _array_twins_on_numpy():
+    """The CuPy backend's model-agnostic code (:class:`ArrayKernels`) bound to NumPy, so
+    this suite checks it on machines without a GPU; tree kernels are absent (skipped)."""
+    twins = ArrayKernels(np)
+    return SimpleNamespace(**{name: getattr(twins, name, None)
+                              or missing_kernel("array twins", name) for name in KERNEL_NAMES})
+
+
+@pytest.fixture(params=[*OTHERS, "array_twins"])
 def backend(request):
+    if request.param == "array_twins":
+        return _SkipMissingKernels(_array_twins_on_numpy())
     return _SkipMissingKernels(get_backend(request.param))
 
 

@@ -1,0 +1,126 @@
+"""Run the CuPy backend's CUDA C++ on the CPU: a stand-in for ``cupy`` (§8.7 "Testing
+without a GPU").
+
+The kernel source is compiled by the host C++ compiler with a prelude that defines the
+CUDA built-ins (``blockIdx``/``blockDim``/``threadIdx`` as globals, ``atomicAdd`` as a
+plain add, ``__popcll``); a generated driver per kernel runs every thread of the grid in
+turn. That is faithful for kernels whose threads do not talk to each other (one thread
+per (row, path)); the warp kernel needs shuffles and is checked by
+``tests/tree/warp_emulator.py`` instead, so calling it here fails.
+
+:func:`fake_cupy` returns a module that is NumPy plus ``asnumpy`` and a ``RawModule``
+backed by the compiled library, so the backend's Python wrappers run unchanged. Each
+launch checks every argument against the kernel's C++ parameter type (dtype of each
+pointer, width of each scalar): a wrapper passing int64 where the kernel reads int32 is
+caught here rather than as garbage on a device.
+"""
+
+import ctypes
+import re
+import shutil
+import subprocess
+import tempfile
+import types
+from pathlib import Path
+
+import numpy as np
+
+PRELUDE = r"""
+#include <cmath>
+#include <algorithm>
+using std::isnan; using std::min; using std::max;
+struct Dim3 { long long x; };
+static Dim3 blockIdx, blockDim, threadIdx;
+#define __global__
+#define __device__
+#define __forceinline__ inline
+static inline double atomicAdd(double* a, double v) { double old = *a; *a += v; return old; }
+static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+static bool shuffled = false;  // the warp kernel cannot run one thread at a time
+template <class T> static inline T __shfl_sync(unsigned, T v, int) { shuffled = true; return v; }
+template <class T> static inline T __shfl_up_sync(unsigned, T v, int) { shuffled = true; return v; }
+extern "C" int used_shuffles() { int s = shuffled; shuffled = false; return s; }
+"""
+
+_POINTERS = {"double": np.float64, "int": np.int32, "long long": np.int64,
+             "unsigned char": np.uint8, "unsigned long long": np.uint64}
+_SCALARS = {"double": (np.float64, ctypes.c_double), "int": (np.int32, ctypes.c_int),
+            "long long": (np.int64, ctypes.c_longlong)}
+_KERNEL = re.compile(r'extern "C" __global__ void (\w+)\((.*?)\)\s*\{', re.S)
+
+
+def compiler_available():
+    return shutil.which("g++") is not None
+
+
+def _parameters(text):
+    """[(C type without const, is pointer, name)] of a kernel's parameter list."""
+    parameters = []
+    for declaration in " ".join(text.split()).split(","):
+        declaration = declaration.replace("const ", "").strip()
+        pointer = "*" in declaration
+        base, name = declaration.replace("*", " ").rsplit(None, 1)
+        parameters.append((" ".join(base.split()), pointer, name))
+    return parameters
+
+
+class EmulatedModule:
+    """Compiled kernels of a CUDA C++ source with the ``RawModule.get_function`` API."""
+
+    def __init__(self, source):
+        found = _KERNEL.findall(source)
+        self.kernels = {name: _parameters(params) for name, params in found}
+        drivers = []
+        for name, declared in found:
+            names = ", ".join(n for _, _, n in self.kernels[name])
+            drivers.append(
+                f'extern "C" void grid_{name}(long long n_threads, long long block, '
+                f"{' '.join(declared.split())}) {{ blockDim.x = block; "
+                f"for (long long i = 0; i < n_threads; ++i) {{ blockIdx.x = i / block; "
+                f"threadIdx.x = i % block; {name}({names}); }} }}")
+        self._directory = tempfile.TemporaryDirectory()
+        path = Path(self._directory.name)
+        (path / "kernels.cpp").write_text(PRELUDE + source + "\n".join(drivers))
+        built = subprocess.run(["g++", "-O1", "-std=c++17", "-shared", "-fPIC", "-o",
+                                str(path / "kernels.so"), str(path / "kernels.cpp")],
+                               capture_output=True, text=True)
+        if built.returncode:
+            raise RuntimeError(f"g++ failed on the kernel source:\n{built.stderr}")
+        self.library = ctypes.CDLL(str(path / "kernels.so"))
+
+    def get_function(self, name):
+        parameters = self.kernels[name]
+        driver = getattr(self.library, f"grid_{name}")
+
+        def launch(grid, block, args):
+            assert len(args) == len(parameters), f"{name}: {len(args)} arguments"
+            converted = []
+            for (ctype, pointer, param), value in zip(parameters, args, strict=True):
+                if pointer:
+                    assert isinstance(value, np.ndarray), f"{name}.{param}: not an array"
+                    assert value.dtype == _POINTERS[ctype], \
+                        f"{name}.{param}: {value.dtype} passed for {ctype}*"
+                    assert value.flags.c_contiguous, f"{name}.{param}: not contiguous"
+                    converted.append(ctypes.c_void_p(value.ctypes.data))
+                else:
+                    dtype, c_type = _SCALARS[ctype]
+                    assert isinstance(value, dtype), \
+                        f"{name}.{param}: {type(value).__name__} passed for {ctype}"
+                    converted.append(c_type(value))
+            driver(ctypes.c_longlong(grid[0] * block[0]), ctypes.c_longlong(block[0]),
+                   *converted)
+            assert not self.library.used_shuffles(), f"{name} uses warp shuffles"
+
+        return launch
+
+
+def fake_cupy(source):
+    """A stand-in ``cupy`` module: NumPy, ``asnumpy`` and a ``RawModule`` running
+    ``source`` on the CPU (whatever code is passed to it, the compiled one is ``source``)."""
+    module = EmulatedModule(source)
+    fake = types.ModuleType("cupy")
+    fake.__dict__.update({name: getattr(np, name) for name in dir(np) if not
+                          name.startswith("__")})
+    fake.asnumpy = np.asarray
+    fake.RawModule = lambda code, options=(): module
+    return fake
