@@ -5,10 +5,11 @@
   (48,842 × 14) shapes: XGBoost's ``pred_contribs`` vs our kernel, 10,000 rows.
 - scikit-learn random forests (100 trees, depth 8 and 12) on the cal_housing shape:
   shap's C++ ``TreeExplainer`` (path-dependent, 10,000 rows) and its interventional mode
-  (100 background rows, 1,000 rows) vs ours.
-All with ``--threads`` threads (default: the machine's cores) (XGBoost ``nthread``, numba's pool; shap's C++
-path-dependent code is single-threaded, its interventional one too). Medians of 3 runs
-after a warm-up. Accuracy: max |ours − peer|.
+  (100 background rows; 1,000, 100 and 10 rows) vs ours.
+All with ``--threads`` threads (default: the machine's cores) (XGBoost ``nthread``,
+numba's pool; shap's C++ path-dependent code is single-threaded, its interventional one
+too). Medians of 3 runs after a warm-up (1 run for 1,000 interventional rows, at least 5
+for 100 and 10). Accuracy: max |ours − peer|.
 
     python benchmarks/bench_tree_cpu.py --output benchmarks/results/tree_cpu.md
 """
@@ -41,7 +42,8 @@ def write_table(path, rows_out, threads, repeats, complete=False):
              skshapley.show_versions(as_markdown=True), "",
              f"{threads} thread(s) for XGBoost and numba (shap's C++ code is single-threaded). "
              "Synthetic data of the thesis datasets' shapes (no downloads). Median seconds "
-             f"of {repeats} runs after a warm-up (1 run for the interventional rows).", "",
+             f"of {repeats} runs after a warm-up (interventional: 1 run for 1,000 rows, at least "
+             "5 for 100 and 10).", "",
              "| model | peer | rows | peer (s) | ours numba (s) | ours/peer speed-up | "
              "max abs difference |", "|---|---|---|---|---|---|---|"]
     for name, peer_name, n, peer, ours, error in rows_out:
@@ -115,19 +117,22 @@ def main(argv=None):
         rows_out.append((name, "shap TreeExplainer (path-dependent)", args.rows, peer, ours,
                          error))
         background = X[:100]
-        few = rows[:1000]
         interventional = shap.TreeExplainer(forest, background,
                                             feature_perturbation="interventional")
         prepared_background = ensemble.prepare(background)
-        prepared_few = ensemble.prepare(few)
-        peer = timed(lambda e=interventional, r=few: e.shap_values(r, check_additivity=False),
-                     repeats=1)
-        ours = timed(lambda e=ensemble, x=prepared_few, b=prepared_background:
-                     interventional_shap(e, x, b, kernels), repeats=1)
-        error = np.abs(interventional.shap_values(few, check_additivity=False)
-                       - tree_shap(ensemble, few, background=background).values[..., 0]).max()
-        rows_out.append((name, "shap TreeExplainer (interventional, 100 background)", len(few),
-                         peer, ours, error))
+        # 1,000 rows, and few rows, where the per-background work weighs most
+        for n_few, repeats in ((1000, 1), (100, max(args.repeats, 5)), (10, max(args.repeats, 5))):
+            few = rows[:n_few]
+            prepared_few = ensemble.prepare(few)
+            peer = timed(lambda e=interventional, r=few:
+                         e.shap_values(r, check_additivity=False), repeats=repeats)
+            ours = timed(lambda e=ensemble, x=prepared_few, b=prepared_background:
+                         interventional_shap(e, x, b, kernels), repeats=repeats)
+            error = np.abs(interventional.shap_values(few, check_additivity=False)
+                           - tree_shap(ensemble, few, background=background).values[..., 0]
+                           ).max()
+            rows_out.append((name, "shap TreeExplainer (interventional, 100 background)",
+                             n_few, peer, ours, error))
         write_table(args.output, rows_out, threads, args.repeats)
 
     write_table(args.output, rows_out, threads, args.repeats, complete=True)

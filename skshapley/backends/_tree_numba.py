@@ -27,6 +27,7 @@ from skshapley.backends._tree_numpy import (
 
 ROW_BLOCK = 64
 PATH_CHUNKS = 16  # fixed, so the summation order does not depend on the thread count
+DIRECT_PATTERNS = 1024  # paths of up to 10 elements count background patterns by value
 
 
 @njit(cache=True, inline="always")
@@ -319,38 +320,91 @@ def tree_path_interactions(X, path_ptr, feature, lower, upper, missing_branch, m
 tree_path_interactions.__doc__ = "Numba twin of ``_tree_numpy.tree_path_interactions``."
 
 
-@njit(parallel=True, cache=True)
-def _background_patterns(background, path_ptr, feature, lower, upper, missing_branch,
-                         missing_mode, patterns, counts, n_distinct):
-    n_background = background.shape[0]
-    for p in prange(len(path_ptr) - 1):
-        start = path_ptr[p]
-        u = path_ptr[p + 1] - start
-        bits = np.empty(n_background, np.uint64)
+@njit(cache=True)
+def _path_patterns(background_t, start, u, feature, lower, upper, missing_branch,
+                   missing_mode, bits, direct, table, used, patterns_row, counts_row):
+    """Distinct background patterns of one path, ascending, with their counts; returns
+    how many. Each element is tested against a contiguous background column. Paths of
+    few elements count patterns by value in ``direct`` (all 0 on entry and on exit);
+    longer ones merge duplicates through an open-addressing table (``table``, all -1 on
+    entry and on exit) and sort only the few distinct patterns, not every row's."""
+    n_background = background_t.shape[1]
+    one = np.uint64(1)
+    for r in range(n_background):
+        bits[r] = 0
+    for j in range(u):
+        e = start + j
+        f, low, high = feature[e], lower[e], upper[e]
+        branch, mode = missing_branch[e], missing_mode[e]
+        bit = one << np.uint64(j)
+        column = background_t[f]
         for r in range(n_background):
-            b = np.uint64(0)
-            for j in range(u):
-                e = start + j
-                if _satisfied(background[r, feature[e]], lower[e], upper[e],
-                              missing_branch[e], missing_mode[e]):
-                    b |= np.uint64(1) << np.uint64(j)
-            bits[r] = b
-        bits.sort()
-        m = 0
+            if _satisfied(column[r], low, high, branch, mode):
+                bits[r] |= bit
+    m = 0
+    if (1 << u) <= min(direct.size, 2 * n_background):  # count by value: already in order
         for r in range(n_background):
-            if r == 0 or bits[r] != bits[r - 1]:
-                patterns[p, m] = bits[r]
-                counts[p, m] = 1.0
+            direct[bits[r]] += 1.0
+        for b in range(1 << u):
+            if direct[b] > 0.0:
+                patterns_row[m] = b
+                counts_row[m] = direct[b]
+                direct[b] = 0.0
                 m += 1
-            else:
-                counts[p, m - 1] += 1.0
-        n_distinct[p] = m
+        return m
+    mask = np.uint64(table.size - 1)
+    for r in range(n_background):
+        b = bits[r]
+        slot = ((b * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32)) & mask
+        while table[slot] >= 0 and patterns_row[table[slot]] != b:
+            slot = (slot + one) & mask
+        if table[slot] < 0:
+            table[slot] = m
+            used[m] = slot
+            patterns_row[m] = b
+            counts_row[m] = 1.0
+            m += 1
+        else:
+            counts_row[table[slot]] += 1.0
+    for i in range(m):
+        table[used[i]] = -1
+    for i in range(1, m):  # insertion sort of the distinct patterns (counts follow)
+        key, count = patterns_row[i], counts_row[i]
+        k = i - 1
+        while k >= 0 and patterns_row[k] > key:
+            patterns_row[k + 1] = patterns_row[k]
+            counts_row[k + 1] = counts_row[k]
+            k -= 1
+        patterns_row[k + 1] = key
+        counts_row[k + 1] = count
+    return m
+
+
+@njit(parallel=True, cache=True)
+def _background_patterns(background_t, path_ptr, feature, lower, upper, missing_branch,
+                         missing_mode, patterns, counts, n_distinct):
+    n_background = background_t.shape[1]
+    n_paths = len(path_ptr) - 1
+    size = 2
+    while size < 2 * n_background:  # load factor at most 1/2
+        size *= 2
+    chunk = (n_paths + PATH_CHUNKS - 1) // PATH_CHUNKS
+    for c in prange(PATH_CHUNKS):
+        bits = np.empty(n_background, np.uint64)
+        direct = np.zeros(DIRECT_PATTERNS, np.float64)
+        table = np.full(size, -1, np.int64)
+        used = np.empty(n_background, np.int64)
+        for p in range(c * chunk, min(n_paths, (c + 1) * chunk)):
+            n_distinct[p] = _path_patterns(
+                background_t, path_ptr[p], path_ptr[p + 1] - path_ptr[p], feature, lower,
+                upper, missing_branch, missing_mode, bits, direct, table, used, patterns[p],
+                counts[p])
 
 
 def tree_background_patterns(background, path_ptr, feature, lower, upper, missing_branch,
                              missing_mode, patterns, counts, n_distinct):
-    _background_patterns(background, path_ptr, feature, lower, upper, missing_branch,
-                         missing_mode, patterns, counts, n_distinct)
+    _background_patterns(np.ascontiguousarray(background.T), path_ptr, feature, lower,
+                         upper, missing_branch, missing_mode, patterns, counts, n_distinct)
     return patterns, counts, n_distinct
 
 

@@ -158,10 +158,14 @@ class TreeEnsemble:
             counts = np.add.reduceat(sat.astype(np.int64), self.path_ptr[:-1][nonempty],
                                      axis=1)
             reached[:, nonempty] = counts == lengths[nonempty]
+        return reached.astype(np.float64) @ self.leaf_values() + self.offset
+
+    def leaf_values(self) -> np.ndarray:
+        """float64 (n_paths, n_outputs): what reaching each path's leaf adds to each output."""
         values = np.zeros((self.n_paths, self.n_outputs))
         path_of_output = np.repeat(np.arange(self.n_paths), np.diff(self.out_ptr))
         np.add.at(values, (path_of_output, self.out_index), self.out_value)
-        return reached.astype(np.float64) @ values + self.offset
+        return values
 
 
 def _walk_up(tables):

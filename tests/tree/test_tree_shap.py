@@ -100,6 +100,23 @@ def test_interventional_matches_enumeration_with_model_predict(backend):
         np.testing.assert_allclose(result.base_values[i, 0], base, atol=1e-10)
 
 
+@pytest.mark.parametrize("model, classes", [
+    (HistGradientBoostingClassifier(max_iter=6, random_state=0), True),  # 3 outputs, NaN
+    (DecisionTreeRegressor(max_depth=3), False),  # fit to a constant: a single leaf
+])
+def test_interventional_base_value_is_the_mean_background_prediction(model, classes):
+    # the base value is read off the background patterns, not predicted
+    X, y = _data(seed=2, nan=0.05)
+    target = np.digitize(y, np.quantile(y, [0.3, 0.6])) if classes else np.full(len(y), 2.5)
+    ensemble = read_model(model.fit(X, target))
+    background = X[:40]
+    result = tree_shap(ensemble, X[:2], background=background)
+    expected = ensemble.predict_raw(background).mean(axis=0)
+    np.testing.assert_allclose(result.base_values, np.tile(expected, (2, 1)), rtol=1e-13,
+                               atol=1e-13)
+    assert result.base_values.shape == (2, ensemble.n_outputs)
+
+
 MODELS = [
     ("dt", lambda: DecisionTreeRegressor(max_depth=8, random_state=0), "predict", False),
     ("rf", lambda: RandomForestRegressor(n_estimators=5, max_depth=6, random_state=0),
@@ -213,6 +230,33 @@ def test_numba_results_do_not_depend_on_the_thread_count():
         set_num_threads(threads)
     for a, b in zip(outputs[:3], outputs[3:], strict=True):
         assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("n_background", [1, 3, 40, 300])
+def test_background_patterns_match_the_reference(n_background):
+    # deep trees on many features: short paths are counted by value, long ones (2^u above
+    # twice the background) go through the hash table; both must give the sorted distinct
+    # patterns and their counts of the NumPy twin
+    from skshapley.backends import _numpy, get_backend
+
+    rng = np.random.default_rng(n_background)
+    X = rng.normal(size=(3000, 12))
+    y = X @ rng.normal(size=12) + np.sin(3 * X[:, 0]) * X[:, 1]
+    X[::13, 4] = np.nan
+    ensemble = read_model(ExtraTreesRegressor(n_estimators=3, max_depth=16,
+                                              random_state=0).fit(X, y))
+    assert np.diff(ensemble.path_ptr).max() > 9  # the hash branch runs at every size
+    background = ensemble.prepare(X[rng.integers(0, 3000, n_background)])
+    arrays = (ensemble.path_ptr, ensemble.feature, ensemble.lower, ensemble.upper,
+              ensemble.missing_branch, ensemble.missing_mode)
+    results = []
+    for kernels in (_numpy, get_backend("numba")):
+        out = (np.zeros((ensemble.n_paths, n_background), np.uint64),
+               np.zeros((ensemble.n_paths, n_background)), np.zeros(ensemble.n_paths, np.int64))
+        results.append(kernels.tree_background_patterns(background, *arrays, *out))
+    for expected, got in zip(*results, strict=True):
+        np.testing.assert_array_equal(got, expected)
+    assert results[0][2].max() > 1 or n_background == 1
 
 
 @pytest.mark.parametrize("packing", ["none", "nf", "ffd", "bfd"])
