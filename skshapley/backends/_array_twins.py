@@ -35,7 +35,9 @@ class ArrayKernels:
     """Model-agnostic kernels on the array library ``xp`` (CuPy, or NumPy for tests).
 
     Every method has the signature of the NumPy twin of the same name
-    (:mod:`skshapley.backends._numpy`); inputs may be host or ``xp`` arrays.
+    (:mod:`skshapley.backends._numpy`); inputs may be host or ``xp`` arrays. The passes
+    over the data of Philox orderings and moment sketches are methods of their own
+    (``_philox_images``, ``_moment_*``) that a backend may replace by fused kernels.
 
     Parameters
     ----------
@@ -169,55 +171,84 @@ class ArrayKernels:
         xp = self.xp
         n, d = out.shape
         n_bits = _numpy.philox_bits(d)
-        domain = xp.arange(1 << n_bits, dtype=xp.uint64)
         for lo, hi in _slices(n, 1 << n_bits):
             keys = self._on(_numpy.philox_keys(seed, np.arange(start + lo, start + hi), rounds))
-            images = _numpy.philox_bijection(
-                xp.broadcast_to(domain, (hi - lo, domain.size)), keys, n_bits)
+            images = self._philox_images(keys, n_bits)
             # a bijection hits each of 0..d-1 exactly once per row: d values kept, in order
             kept = images[images < xp.uint64(d)].reshape(hi - lo, d).astype(xp.int64)
             self._store(kept, out, slice(lo, hi))
         return out
 
+    def _philox_images(self, keys, n_bits):
+        """images (n, 2**n_bits): the keyed bijection of every domain value, one ordering
+        per row of ``keys`` (a few whole-array passes per Feistel round)."""
+        domain = self.xp.arange(1 << n_bits, dtype=self.xp.uint64)
+        return _numpy.philox_bijection(
+            self.xp.broadcast_to(domain, (keys.shape[0], domain.size)), keys, n_bits)
+
     # -- moment sketches and the quantile transform ---------------------------------------
     def moment_chunk(self, x, w, order, out):
-        """Vectorised over columns; same fields and exponents as the twin (§7.2)."""
+        """Three passes over the chunk, each vectorised over columns; same fields and
+        exponents as the twin (§7.2)."""
         xp = self.xp
-        x = self._on(x, dtype=xp.float64)
-        w = self._on(w, dtype=xp.float64)
+        x = xp.ascontiguousarray(self._on(x, dtype=xp.float64))
+        w = xp.ascontiguousarray(self._on(w, dtype=xp.float64))
         d = x.shape[0]
-        nan = xp.isnan(x)
-        keep = ~nan & (w > 0)[None, :]
-        weight = xp.where(keep, w[None, :], 0.0)
-        values = xp.where(keep, x, 0.0)
         result = xp.zeros((d, _numpy.N_MOMENT_FIELDS + order), dtype=xp.float64)
-        result[:, 8] = nan.sum(axis=1)
-        result[:, 9] = keep.sum(axis=1)
-        total = weight.sum(axis=1)
-        low = xp.where(keep, x, xp.inf).min(axis=1)
-        high = xp.where(keep, x, -xp.inf).max(axis=1)
-        safe_total = xp.where(total > 0, total, 1.0)
-        mean = (weight * values).sum(axis=1) / safe_total
-        mean = mean + (weight * (values - mean[:, None])).sum(axis=1) / safe_total
-        mean = xp.minimum(xp.maximum(mean, low), high)
+        n_nan, n_rows, total, sum_wx, low, high = self._moment_sums(x, w)
+        filled = n_rows > 0
+        safe_total = xp.where(filled, total, 1.0)
+        mean = xp.where(filled, sum_wx / safe_total, 0.0)
+        correction, w_low, w_high, w_zero = self._moment_refine(x, w, mean, low, high)
+        mean = xp.where(filled, xp.minimum(xp.maximum(mean + correction / safe_total, low),
+                                           high), 0.0)
         half = high / 2 - low / 2  # the twin's _unit_exponent, column-wise
         exponent = xp.where((half > 0) & xp.isfinite(half), xp.frexp(half)[1] + 1, 0)
-        scaled = (values - mean[:, None]) * xp.ldexp(xp.ones(d), -exponent)[:, None]
-        dev = xp.where(keep, scaled, 0.0)
-        filled = total > 0
-        result[:, 0] = total
-        result[:, 1] = xp.where(filled, mean, 0.0)
-        result[:, 2] = exponent
-        result[:, 3] = low
-        result[:, 4] = high
-        result[:, 5] = xp.where(keep & (x == low[:, None]), weight, 0.0).sum(axis=1)
-        result[:, 6] = xp.where(keep & (x == high[:, None]), weight, 0.0).sum(axis=1)
-        result[:, 7] = xp.where(keep & (x == 0), weight, 0.0).sum(axis=1)
+        for field, value in enumerate((total, mean, exponent, low, high, w_low, w_high,
+                                       w_zero, n_nan, n_rows)):
+            result[:, field] = xp.where(filled, value, 0.0) if field not in (3, 4, 8, 9) \
+                else value
+        if order:
+            scale = xp.ldexp(xp.ones(d), -exponent)
+            result[:, _numpy.N_MOMENT_FIELDS:] = self._moment_powers(x, w, mean, scale, order)
+        return self._store(result, out)
+
+    def _kept(self, x, w):
+        """Entries that count: not NaN, positive weight."""
+        return ~self.xp.isnan(x) & (w > 0)[None, :]
+
+    def _moment_sums(self, x, w):
+        """Per column: NaN count, kept rows, total weight, sum w x, min and max (inf and
+        -inf for a column without kept rows)."""
+        xp = self.xp
+        keep = self._kept(x, w)
+        weight = xp.where(keep, w[None, :], 0.0)
+        return (xp.isnan(x).sum(axis=1).astype(xp.float64),
+                keep.sum(axis=1).astype(xp.float64), weight.sum(axis=1),
+                (weight * xp.where(keep, x, 0.0)).sum(axis=1),
+                xp.where(keep, x, xp.inf).min(axis=1), xp.where(keep, x, -xp.inf).max(axis=1))
+
+    def _moment_refine(self, x, w, mean, low, high):
+        """Per column: sum w (x - mean), and the weights at the minimum, the maximum and 0."""
+        xp = self.xp
+        weight = xp.where(self._kept(x, w), w[None, :], 0.0)
+        values = xp.where(weight > 0, x, 0.0)
+        return ((weight * (values - mean[:, None])).sum(axis=1),
+                xp.where(x == low[:, None], weight, 0.0).sum(axis=1),
+                xp.where(x == high[:, None], weight, 0.0).sum(axis=1),
+                xp.where(x == 0, weight, 0.0).sum(axis=1))
+
+    def _moment_powers(self, x, w, mean, scale, order):
+        """(d, order): sum w ((x - mean) scale)^k for k = 1..order over kept entries."""
+        xp = self.xp
+        weight = xp.where(self._kept(x, w), w[None, :], 0.0)
+        dev = xp.where(weight > 0, (x - mean[:, None]) * scale[:, None], 0.0)
+        sums = xp.empty((x.shape[0], order), dtype=xp.float64)
         power = weight
         for k in range(order):
             power = power * dev
-            result[:, _numpy.N_MOMENT_FIELDS + k] = power.sum(axis=1)
-        return self._store(result, out)
+            sums[:, k] = power.sum(axis=1)
+        return sums
 
     def interp_columns(self, X, xp, fp, out):  # noqa: N803  (``xp`` is the twin's knots)
         lib = self.xp

@@ -9,8 +9,16 @@ so the last bits vary between runs. Paths with more than 31 distinct features ru
 one-thread-per-(row, path) kernel with the quadrature form of §8.1.3.
 
 Interventional values run one thread per (row, path) over the path's distinct background
-bit patterns (§8.1.4). The model-agnostic kernels are :class:`ArrayKernels` bound to CuPy
-(whole-array device operations, ``_array_twins.py``).
+bit patterns (§8.1.4), interaction values one thread per (row, path) in the quadrature
+form (§8.4). The model-agnostic kernels are :class:`CupyKernels`: the whole-array
+operations of ``_array_twins.py`` on CuPy, with fused CUDA kernels for the passes over
+the data of Philox orderings (the 24-round bijection in registers, then a device
+compaction) and moment sketches (three passes, each thread folding a strided slice of a
+column, partials reduced on the device).
+
+Without a GPU, the tests compile this source with NVRTC (where CuPy is installed) and run
+its kernels, other than the warp kernel, on the CPU through a stand-in for ``cupy``
+(``tests/kernels/cuda_cpp_emulator.py``).
 """
 
 from __future__ import annotations
@@ -242,6 +250,98 @@ extern "C" __global__ void tree_interactions(
                       (single[i] - row_sum[i]) * out_value[k]);
     }
 }
+
+extern "C" __global__ void philox_images(
+    const unsigned long long* keys, long long n, int rounds, int n_bits,
+    unsigned long long* images)
+{
+    // images[p, i] = the keyed Feistel bijection of i in [0, 2^n_bits) (§2.8), one
+    // thread per (ordering, domain value): the whole cipher in registers, one pass
+    long long id = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (id >= (n << n_bits)) return;
+    long long p = id >> n_bits;
+    unsigned long long value = (unsigned long long)id & ((1ull << n_bits) - 1ull);
+    int left_bits = n_bits / 2, right_bits = n_bits - left_bits;
+    unsigned long long left_mask = (1ull << left_bits) - 1ull;
+    unsigned long long right_mask = (1ull << right_bits) - 1ull;
+    unsigned long long left = value >> right_bits, right = value & right_mask;
+    for (int r = 0; r < rounds; ++r) {
+        unsigned long long product = 0xD2B74407B1CE6E93ull * left;
+        unsigned long long new_left = ((product >> 32) ^ keys[p * rounds + r] ^ right)
+                                      & left_mask;
+        right = ((((product & 0xFFFFFFFFull) << (right_bits - left_bits)) & 0xFFFFFFFFull)
+                 | (right >> left_bits)) & right_mask;
+        left = new_left;
+    }
+    images[id] = (left << right_bits) | right;
+}
+
+extern "C" __global__ void moment_sums(
+    const double* x, const double* w, long long d, long long n, long long n_part,
+    double* partial)
+{
+    // Thread t of column j folds entries t, t + n_part, ... (adjacent threads read
+    // adjacent entries) into (NaN count, kept rows, weight, sum w x, min, max); the
+    // partials (d, n_part, 6) are reduced on the device afterwards (§7.2, §8.8)
+    long long id = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (id >= d * n_part) return;
+    long long j = id / n_part;
+    double n_nan = 0.0, rows = 0.0, total = 0.0, sum_wx = 0.0, low = 0.0, high = 0.0;
+    for (long long i = id % n_part; i < n; i += n_part) {
+        double v = x[j * n + i], wi = w[i];
+        if (isnan(v)) { n_nan += 1.0; continue; }
+        if (!(wi > 0.0)) continue;
+        if (rows == 0.0) { low = v; high = v; }
+        rows += 1.0; total += wi; sum_wx += wi * v;
+        low = fmin(low, v); high = fmax(high, v);
+    }
+    double* out = partial + id * 6;
+    out[0] = n_nan; out[1] = rows; out[2] = total; out[3] = sum_wx; out[4] = low;
+    out[5] = high;
+}
+
+extern "C" __global__ void moment_refine(
+    const double* x, const double* w, long long d, long long n, long long n_part,
+    const double* mean, const double* low, const double* high, double* partial)
+{
+    // partials (d, n_part, 4): sum w (x - mean), weight at the minimum, maximum, zero
+    long long id = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (id >= d * n_part) return;
+    long long j = id / n_part;
+    double correction = 0.0, w_low = 0.0, w_high = 0.0, w_zero = 0.0;
+    for (long long i = id % n_part; i < n; i += n_part) {
+        double v = x[j * n + i], wi = w[i];
+        if (isnan(v) || !(wi > 0.0)) continue;
+        correction += wi * (v - mean[j]);
+        if (v == low[j]) w_low += wi;
+        if (v == high[j]) w_high += wi;
+        if (v == 0.0) w_zero += wi;
+    }
+    double* out = partial + id * 4;
+    out[0] = correction; out[1] = w_low; out[2] = w_high; out[3] = w_zero;
+}
+
+extern "C" __global__ void moment_powers(
+    const double* x, const double* w, long long d, long long n, long long n_part,
+    const double* mean, const double* scale, int order, double* partial)
+{
+    // partials (d, n_part, order): sum w ((x - mean) scale)^k, k = 1..order, in registers
+    long long id = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (id >= d * n_part) return;
+    long long j = id / n_part;
+    double sums[32];
+    for (int k = 0; k < order; ++k) sums[k] = 0.0;
+    for (long long i = id % n_part; i < n; i += n_part) {
+        double v = x[j * n + i], wi = w[i];
+        if (isnan(v) || !(wi > 0.0)) continue;
+        double dev = (v - mean[j]) * scale[j], power = wi;
+        for (int k = 0; k < order; ++k) {
+            power *= dev;
+            sums[k] += power;
+        }
+    }
+    for (int k = 0; k < order; ++k) partial[id * order + k] = sums[k];
+}
 """
 
 _MODULE = None
@@ -378,8 +478,67 @@ def _twins():
     if _TWINS is None:
         import cupy
 
-        _TWINS = ArrayKernels(cupy)
+        _TWINS = CupyKernels(cupy)
     return _TWINS
+
+
+MAX_MOMENT_ORDER = 32  # the register array of ``moment_powers``
+MOMENT_THREADS = 2**17  # threads over all columns of a chunk (partials: 32 MiB at most)
+
+
+class CupyKernels(ArrayKernels):
+    """:class:`ArrayKernels` on CuPy, with the passes over the data of Philox orderings
+    and moment sketches as fused CUDA kernels (one read of the data per pass)."""
+
+    def moment_chunk(self, x, w, order, out):
+        if order > MAX_MOMENT_ORDER:
+            raise ValueError(f"order must be at most {MAX_MOMENT_ORDER} on the GPU; got "
+                             f"{order}.")
+        return super().moment_chunk(x, w, order, out)
+
+    def _launch(self, name, n_threads, *args):
+        _module().get_function(name)((-(-n_threads // THREADS_PER_BLOCK),),
+                                     (THREADS_PER_BLOCK,), args)
+
+    def _philox_images(self, keys, n_bits):
+        cupy = self.xp
+        n, rounds = keys.shape
+        images = cupy.empty((n, 1 << n_bits), dtype=cupy.uint64)
+        self._launch("philox_images", images.size, cupy.ascontiguousarray(keys,
+                     dtype=cupy.uint64), np.int64(n), np.int32(rounds), np.int32(n_bits),
+                     images)
+        return images
+
+    def _moment_partials(self, name, x, w, fields, *args):
+        """Launch a moment pass with enough threads per column to fill the device; its
+        (d, n_part, fields) partials."""
+        d, n = x.shape
+        n_part = max(1, min(-(-n // 32), MOMENT_THREADS // max(d, 1)))
+        partial = self.xp.empty((d, n_part, fields), dtype=self.xp.float64)
+        if d:
+            self._launch(name, d * n_part, x, w, np.int64(d), np.int64(n), np.int64(n_part),
+                         *args, partial)
+        return partial
+
+    def _moment_sums(self, x, w):
+        cupy = self.xp
+        partial = self._moment_partials("moment_sums", x, w, 6)
+        n_nan, rows, total, sum_wx = (partial[:, :, f].sum(axis=1) for f in range(4))
+        has = partial[:, :, 1] > 0
+        return (n_nan, rows, total, sum_wx,
+                cupy.where(has, partial[:, :, 4], cupy.inf).min(axis=1),
+                cupy.where(has, partial[:, :, 5], -cupy.inf).max(axis=1))
+
+    def _moment_refine(self, x, w, mean, low, high):
+        partial = self._moment_partials("moment_refine", x, w, 4, mean, low, high)
+        return tuple(partial[:, :, f].sum(axis=1) for f in range(4))
+
+    def _moment_powers(self, x, w, mean, scale, order):
+        cupy = self.xp
+        partial = self._moment_partials("moment_powers", x, w, order,
+                                        cupy.ascontiguousarray(mean),
+                                        cupy.ascontiguousarray(scale), np.int32(order))
+        return partial.sum(axis=1)
 
 
 def _on_cupy(name):

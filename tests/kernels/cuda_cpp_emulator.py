@@ -28,7 +28,7 @@ import numpy as np
 PRELUDE = r"""
 #include <cmath>
 #include <algorithm>
-using std::isnan; using std::min; using std::max;
+using std::isnan; using std::min; using std::max; using std::fmin; using std::fmax;
 struct Dim3 { long long x; };
 static Dim3 blockIdx, blockDim, threadIdx;
 #define __global__
@@ -124,3 +124,18 @@ def fake_cupy(source):
     fake.asnumpy = np.asarray
     fake.RawModule = lambda code, options=(): module
     return fake
+
+
+def use_stand_in(monkeypatch, stand_in):
+    """Point the CuPy backend module at ``stand_in`` for one test, with its kernel module,
+    twins and layout caches reset; returns the backend module."""
+    import sys
+
+    from skshapley.backends import _cupy
+    from skshapley.backends._gpu_common import LayoutCache
+
+    monkeypatch.setitem(sys.modules, "cupy", stand_in)
+    monkeypatch.setattr(_cupy, "_MODULE", None)
+    monkeypatch.setattr(_cupy, "_TWINS", None)
+    monkeypatch.setattr(_cupy, "_CACHE", LayoutCache())
+    return _cupy

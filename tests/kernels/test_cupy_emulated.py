@@ -1,18 +1,16 @@
-"""The CuPy backend's wrappers and its one-thread-per-(row, path) CUDA C++ kernels, run on
-the CPU by ``cuda_cpp_emulator`` (a stand-in ``cupy`` module), against the NumPy twins.
+"""The CuPy backend's TreeSHAP wrappers and their one-thread-per-(row, path) CUDA C++
+kernels, run on the CPU by ``cuda_cpp_emulator`` (a stand-in ``cupy`` module), against the
+NumPy twins (the model-agnostic kernels run in ``test_parity.py`` as "cupy_emulated").
 
 The argument checks of the emulator also pin the ABI: every array a wrapper passes has
 the dtype its kernel parameter reads."""
 
-import sys
-
 import numpy as np
 import pytest
-from cuda_cpp_emulator import compiler_available, fake_cupy
+from cuda_cpp_emulator import compiler_available, fake_cupy, use_stand_in
 
 from skshapley.backends import _cupy
 from skshapley.backends import _numpy as NUMPY
-from skshapley.backends._gpu_common import LayoutCache
 from skshapley.tree import read_model
 from skshapley.tree._api import interventional_shap, path_dependent_interactions
 
@@ -26,11 +24,7 @@ def stand_in():
 
 @pytest.fixture
 def emulated(monkeypatch, stand_in):
-    monkeypatch.setitem(sys.modules, "cupy", stand_in)
-    monkeypatch.setattr(_cupy, "_MODULE", None)
-    monkeypatch.setattr(_cupy, "_TWINS", None)
-    monkeypatch.setattr(_cupy, "_CACHE", LayoutCache())
-    return _cupy
+    return use_stand_in(monkeypatch, stand_in)
 
 
 def _classifier(rng):
@@ -92,17 +86,6 @@ def test_interventional_kernel(emulated, rng):
     # efficiency against the forest's prediction
     np.testing.assert_allclose(got.sum(axis=2)[:, 0] + got_base[:, 0], model.predict(rows),
                                rtol=1e-10)
-
-
-def test_model_agnostic_kernels_are_bound_to_cupy(emulated, rng):
-    # the module-level wrappers reach ArrayKernels on the (stand-in) cupy module
-    orders = np.argsort(rng.random((9, 6)), axis=1)
-    got = emulated.prefix_coalitions(orders, np.empty((9, 5, 6), bool))
-    np.testing.assert_array_equal(got, NUMPY.prefix_coalitions(orders, np.empty((9, 5, 6),
-                                                                                bool)))
-    assert emulated._twins().xp is sys.modules["cupy"]
-    x = rng.standard_cauchy(50)
-    np.testing.assert_allclose(emulated.arcsinh(x, np.empty(50)), np.arcsinh(x), rtol=1e-15)
 
 
 def test_emulator_rejects_a_wrong_dtype(emulated, stand_in):
