@@ -496,6 +496,14 @@ class CupyKernels(ArrayKernels):
                              f"{order}.")
         return super().moment_chunk(x, w, order, out)
 
+    def _cholesky(self, matrices, min_pivot=0.0):
+        import cupyx
+
+        # cuSOLVER leaves a failed factor as finite garbage unless asked to raise; raising
+        # sends the batch to the one-matrix-at-a-time path, which flags the failures
+        with cupyx.errstate(linalg="raise"):
+            return super()._cholesky(matrices, min_pivot)
+
     def _launch(self, name, n_threads, *args):
         _module().get_function(name)((-(-n_threads // THREADS_PER_BLOCK),),
                                      (THREADS_PER_BLOCK,), args)

@@ -15,6 +15,7 @@ pointer, width of each scalar): a wrapper passing int64 where the kernel reads i
 caught here rather than as garbage on a device.
 """
 
+import contextlib
 import ctypes
 import re
 import shutil
@@ -135,6 +136,9 @@ def use_stand_in(monkeypatch, stand_in):
     from skshapley.backends._gpu_common import LayoutCache
 
     monkeypatch.setitem(sys.modules, "cupy", stand_in)
+    cupyx = types.ModuleType("cupyx")  # NumPy's linalg raises anyway
+    cupyx.errstate = lambda **kwargs: contextlib.nullcontext()
+    monkeypatch.setitem(sys.modules, "cupyx", cupyx)
     monkeypatch.setattr(_cupy, "_MODULE", None)
     monkeypatch.setattr(_cupy, "_TWINS", None)
     monkeypatch.setattr(_cupy, "_CACHE", LayoutCache())
