@@ -2,11 +2,13 @@
 without a GPU").
 
 The kernel source is compiled by the host C++ compiler with a prelude that defines the
-CUDA built-ins (``blockIdx``/``blockDim``/``threadIdx`` as globals, ``atomicAdd`` as a
-plain add, ``__popcll``); a generated driver per kernel runs every thread of the grid in
-turn. That is faithful for kernels whose threads do not talk to each other (one thread
-per (row, path)); the warp kernel needs shuffles and is checked by
-``tests/tree/warp_emulator.py`` instead, so calling it here fails.
+CUDA built-ins (``blockIdx``/``blockDim``/``threadIdx`` as thread-local globals,
+``atomicAdd`` under a lock, ``__popcll``). A generated driver per kernel runs every
+thread of the grid: one after another for kernels whose threads do not talk to each
+other, and warp by warp, as 32 host threads, for kernels with shuffles. A shuffle on a
+mask is a write of the lane's value, a barrier of the mask's lanes, a read of the source
+lane's value and a second barrier, which is what ``__shfl_sync`` guarantees; lanes of
+other groups in the warp go on independently, as under independent thread scheduling.
 
 :func:`fake_cupy` returns a module that is NumPy plus ``asnumpy`` and a ``RawModule``
 backed by the compiled library, so the backend's Python wrappers run unchanged. Each
@@ -29,18 +31,59 @@ import numpy as np
 PRELUDE = r"""
 #include <cmath>
 #include <algorithm>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
 using std::isnan; using std::min; using std::max; using std::fmin; using std::fmax;
 struct Dim3 { long long x; };
-static Dim3 blockIdx, blockDim, threadIdx;
+static thread_local Dim3 blockIdx, blockDim, threadIdx;
 #define __global__
 #define __device__
 #define __forceinline__ inline
-static inline double atomicAdd(double* a, double v) { double old = *a; *a += v; return old; }
+static std::mutex atomic_mutex;
+static inline double atomicAdd(double* a, double v) {
+    std::lock_guard<std::mutex> lock(atomic_mutex);
+    double old = *a; *a += v; return old;
+}
 static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
-static bool shuffled = false;  // the warp kernel cannot run one thread at a time
-template <class T> static inline T __shfl_sync(unsigned, T v, int) { shuffled = true; return v; }
-template <class T> static inline T __shfl_up_sync(unsigned, T v, int) { shuffled = true; return v; }
-extern "C" int used_shuffles() { int s = shuffled; shuffled = false; return s; }
+
+// Warps: 32 host threads; a shuffle with a mask is a write of the lane's value, a barrier
+// of the mask's lanes, a read of the source lane's value, and a second barrier.
+static thread_local int lane_id = -1;  // -1: not in a warp (one thread at a time)
+static bool shuffled_outside_a_warp = false;
+static std::mutex warp_mutex;
+static std::condition_variable warp_changed;
+static std::map<unsigned, std::pair<int, long>> barriers;  // mask -> (arrived, generation)
+static double lane_values[32];
+static void lanes_meet(unsigned mask) {
+    std::unique_lock<std::mutex> lock(warp_mutex);
+    auto& state = barriers[mask];
+    long generation = state.second;
+    if (++state.first == __builtin_popcount(mask)) {
+        state.first = 0; state.second++; warp_changed.notify_all();
+    } else {
+        warp_changed.wait(lock, [&] { return state.second != generation; });
+    }
+}
+template <class T> static T exchange(unsigned mask, T v, int source) {
+    if (lane_id < 0) { shuffled_outside_a_warp = true; return v; }
+    lane_values[lane_id] = (double)v;
+    lanes_meet(mask);
+    T result = (source >= 0 && source < 32) ? (T)lane_values[source] : v;
+    lanes_meet(mask);
+    return result;
+}
+template <class T> static T __shfl_sync(unsigned mask, T v, int source) {
+    return exchange(mask, v, source);
+}
+template <class T> static T __shfl_up_sync(unsigned mask, T v, int delta) {
+    return exchange(mask, v, lane_id - delta);  // below lane 0: the lane's own value
+}
+extern "C" int used_shuffles() {
+    int s = shuffled_outside_a_warp; shuffled_outside_a_warp = false; return s;
+}
 """
 
 _POINTERS = {"double": np.float64, "int": np.int32, "long long": np.int64,
@@ -48,6 +91,11 @@ _POINTERS = {"double": np.float64, "int": np.int32, "long long": np.int64,
 _SCALARS = {"double": (np.float64, ctypes.c_double), "int": (np.int32, ctypes.c_int),
             "long long": (np.int64, ctypes.c_longlong)}
 _KERNEL = re.compile(r'extern "C" __global__ void (\w+)\((.*?)\)\s*\{', re.S)
+
+
+def _uses_shuffles(source, name):
+    body = source.split(f'void {name}(', 1)[1].split('extern "C"', 1)[0]
+    return "__shfl" in body
 
 
 def compiler_available():
@@ -74,15 +122,22 @@ class EmulatedModule:
         drivers = []
         for name, declared in found:
             names = ", ".join(n for _, _, n in self.kernels[name])
-            drivers.append(
-                f'extern "C" void grid_{name}(long long n_threads, long long block, '
-                f"{' '.join(declared.split())}) {{ blockDim.x = block; "
-                f"for (long long i = 0; i < n_threads; ++i) {{ blockIdx.x = i / block; "
-                f"threadIdx.x = i % block; {name}({names}); }} }}")
+            signature = (f'extern "C" void grid_{name}(long long n_threads, long long block, '
+                         f"{' '.join(declared.split())})")
+            set_thread = "blockDim.x = block; blockIdx.x = i / block; threadIdx.x = i % block;"
+            if _uses_shuffles(source, name):  # warp by warp, its 32 lanes as host threads
+                drivers.append(
+                    f"{signature} {{ for (long long w = 0; w < (n_threads + 31) / 32; ++w) {{ "
+                    f"std::vector<std::thread> lanes; for (int l = 0; l < 32; ++l) "
+                    f"lanes.emplace_back([=] {{ long long i = w * 32 + l; lane_id = l; "
+                    f"{set_thread} {name}({names}); }}); for (auto& t : lanes) t.join(); }} }}")
+            else:
+                drivers.append(f"{signature} {{ for (long long i = 0; i < n_threads; ++i) {{ "
+                               f"{set_thread} {name}({names}); }} }}")
         self._directory = tempfile.TemporaryDirectory()
         path = Path(self._directory.name)
         (path / "kernels.cpp").write_text(PRELUDE + source + "\n".join(drivers))
-        built = subprocess.run(["g++", "-O1", "-std=c++17", "-shared", "-fPIC", "-o",
+        built = subprocess.run(["g++", "-O1", "-std=c++17", "-shared", "-fPIC", "-pthread", "-o",
                                 str(path / "kernels.so"), str(path / "kernels.cpp")],
                                capture_output=True, text=True)
         if built.returncode:

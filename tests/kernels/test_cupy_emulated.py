@@ -48,6 +48,23 @@ def test_interactions_kernel(emulated, rng):
     np.testing.assert_allclose(got, np.swapaxes(got, -1, -2), atol=1e-13)
 
 
+@pytest.mark.parametrize("packing", ["bfd", "none"])
+def test_warp_kernel(emulated, rng, packing, monkeypatch):
+    # GPUTreeShap's lane program with real shuffles: each warp's 32 lanes are host
+    # threads meeting at every shuffle of their group's mask
+    from skshapley.tree._api import path_dependent_shap
+
+    X, ensemble = _classifier(rng)
+    rows = ensemble.prepare(X[:9])
+    expected, _ = path_dependent_shap(ensemble, rows, NUMPY)
+    cache_get = emulated._CACHE.get
+    monkeypatch.setattr(emulated._CACHE, "get",
+                        lambda *args, **kwargs: cache_get(*args, packing=packing))
+    got, _ = path_dependent_shap(ensemble, rows, emulated)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-13)
+    assert np.abs(expected).max() > 0.01
+
+
 def test_long_path_kernel_on_every_path(emulated, rng):
     # the wrapper sends only paths of more than 31 features to this kernel; its quadrature
     # holds for any length, so run it on all paths of a model against the twin
