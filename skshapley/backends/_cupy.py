@@ -17,8 +17,8 @@ compaction) and moment sketches (three passes, each thread folding a strided sli
 column, partials reduced on the device).
 
 Without a GPU, the tests compile this source with NVRTC (where CuPy is installed) and run
-its kernels, other than the warp kernel, on the CPU through a stand-in for ``cupy``
-(``tests/kernels/cuda_cpp_emulator.py``).
+every kernel on the CPU through a stand-in for ``cupy`` (``tests/kernels/
+cuda_cpp_emulator.py``; warps as 32 host threads that meet at each shuffle).
 """
 
 from __future__ import annotations
