@@ -31,9 +31,7 @@ from skshapley.backends._gpu_common import (
     ROWS_PER_WARP,
     THREADS_PER_BLOCK,
     LayoutCache,
-    missing_kernel,
 )
-from skshapley.backends._numpy import KERNELS
 from skshapley.backends._tree_numpy import SHAPLEY_WEIGHTS
 
 _SOURCE = r"""
@@ -561,7 +559,3 @@ def _on_cupy(name):
 
 for _name in ArrayKernels.NAMES:
     globals()[_name] = _on_cupy(_name)
-
-for _name in KERNELS:
-    if _name not in globals():
-        globals()[_name] = missing_kernel("cupy", _name)

@@ -27,9 +27,8 @@ from skshapley.backends._gpu_common import (
     ROWS_PER_WARP,
     THREADS_PER_BLOCK,
     LayoutCache,
-    missing_kernel,
 )
-from skshapley.backends._numpy import KERNELS, subset_gain_lstsq
+from skshapley.backends._numpy import subset_gain_lstsq
 
 MAX_LONG_PATH = 64
 
@@ -1089,8 +1088,3 @@ def rkhs_subset_embeddings(training, background, length_scale, laplace, out):
             cuda.device_array((n, out.shape[0]), dtype=np.float64))
         out[...] = result.copy_to_host()
     return out
-
-
-for _name in KERNELS:
-    if _name not in globals():
-        globals()[_name] = missing_kernel("numba_cuda", _name)

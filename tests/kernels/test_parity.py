@@ -20,7 +20,7 @@ def _orders(rng, n, d):
 
 class _SkipMissingKernels:
     """A backend namespace whose kernels skip the test when the backend lacks them (the
-    GPU backends fill their slots issue by issue and say so when called)."""
+    array twins have no TreeSHAP kernels; a registered backend may lack some)."""
 
     def __init__(self, namespace, name):
         self._namespace = namespace

@@ -42,3 +42,16 @@ def test_register_backend_checks_kernels():
     assert "copy_of_numpy" in available_backends()
     with config_context(backend="copy_of_numpy"):
         assert get_backend().name == "copy_of_numpy"
+
+
+@pytest.mark.parametrize("module", ["_cupy", "_numba_cuda"])
+def test_gpu_backends_fill_every_kernel_slot(module):
+    # importing a GPU backend module needs no GPU; each kernel is a real implementation
+    import importlib
+
+    from skshapley.backends import KERNEL_NAMES
+
+    backend = importlib.import_module(f"skshapley.backends.{module}")
+    for name in KERNEL_NAMES:
+        kernel = getattr(backend, name)
+        assert callable(kernel) and not getattr(kernel, "is_missing", False), name
