@@ -43,6 +43,20 @@ __device__ __forceinline__ double one_fraction(double x, int f, double lo, doubl
     return (lo <= x && x < hi) ? 1.0 : 0.0;
 }
 
+__device__ __forceinline__ bool row_and_path(long long n_rows, long long n_paths,
+                                             const long long* path_ptr, long long& r,
+                                             long long& p, long long& start, int& u) {
+    // The (row, path) of a one-thread-per-(row, path) kernel, the path's first element
+    // and length; false past the grid's end and for a path without elements
+    long long id = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (id >= n_rows * n_paths) return false;
+    r = id % n_rows;
+    p = id / n_rows;
+    start = path_ptr[p];
+    u = (int)(path_ptr[p + 1] - start);
+    return u > 0;
+}
+
 extern "C" __global__ void tree_shap_warp(
     const double* X, long long n_rows, int n_features, const long long* bin_ptr,
     long long n_bins, const int* feature, const double* lower, const double* upper,
@@ -148,12 +162,9 @@ extern "C" __global__ void tree_interventional(
     const unsigned char* mode, const long long* out_ptr, const int* out_index,
     const double* out_value, int n_outputs, const double* shapley_weights, double* out)
 {
-    long long id = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (id >= n_rows * n_paths) return;
-    long long r = id % n_rows, p = id / n_rows;
-    long long start = path_ptr[p];
-    int u = (int)(path_ptr[p + 1] - start);
-    if (u == 0) return;
+    long long r, p, start;
+    int u;
+    if (!row_and_path(n_rows, n_paths, path_ptr, r, p, start, u)) return;
     unsigned long long xb = 0ull, full = (u == 64) ? ~0ull : ((1ull << u) - 1ull);
     for (int j = 0; j < u; ++j) {
         long long e = start + j;
@@ -196,12 +207,9 @@ extern "C" __global__ void tree_interactions(
     // Path-dependent interaction values (§8.4), one thread per (row, path), quadrature
     // form: phi_ij = v/2 d_i d_j integral of prod_{k != i, j} a_k(t) dt; the diagonal is
     // phi_i minus the row's off-diagonal sum (twin of the numba.cuda ``_interactions``).
-    long long id = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (id >= n_rows * n_paths) return;
-    long long r = id % n_rows, p = id / n_rows;
-    long long start = path_ptr[p];
-    int u = (int)(path_ptr[p + 1] - start);
-    if (u == 0) return;
+    long long r, p, start;
+    int u;
+    if (!row_and_path(n_rows, n_paths, path_ptr, r, p, start, u)) return;
     double d[64], z[64], prefix[64], single[64], paired[64], row_sum[64];
     for (int j = 0; j < u; ++j) {
         long long e = start + j;

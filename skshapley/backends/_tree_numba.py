@@ -67,23 +67,32 @@ def _pattern_workspace(n_rows):
             np.empty(n_rows, np.int64))
 
 
+@njit(cache=True, inline="always")
+def _mark_satisfied(rows, start, u, feature, lower, upper, missing_branch, missing_mode,
+                    bits):
+    """bits[r] = pattern of the path's elements (bit j: element start + j) that row r of
+    ``rows`` satisfies; ``rows`` may be a transposed view (contiguous columns)."""
+    one = np.uint64(1)
+    for r in range(rows.shape[0]):
+        bits[r] = 0
+    for j in range(u):
+        e = start + j
+        f, low, high = feature[e], lower[e], upper[e]
+        branch, mode = missing_branch[e], missing_mode[e]
+        bit = one << np.uint64(j)
+        for r in range(rows.shape[0]):
+            if _satisfied(rows[r, f], low, high, branch, mode):
+                bits[r] |= bit
+
+
 @njit(cache=True)
 def _distinct_patterns(X, row_start, n_rows, start, u, feature, lower, upper,
                        missing_branch, missing_mode, row_bits, keys, slot_of_row):
     """Each row's pattern of satisfied splits along one path (bit j: element j), the
     block's distinct patterns in order of first appearance, and each row's slot among
     them. Returns the number of distinct patterns."""
-    one = np.uint64(1)
-    for r in range(n_rows):
-        row_bits[r] = 0
-    for j in range(u):
-        e = start + j
-        f, low, high = feature[e], lower[e], upper[e]
-        branch, mode = missing_branch[e], missing_mode[e]
-        bit = one << np.uint64(j)
-        for r in range(n_rows):
-            if _satisfied(X[row_start + r, f], low, high, branch, mode):
-                row_bits[r] |= bit
+    _mark_satisfied(X[row_start:row_start + n_rows], start, u, feature, lower, upper,
+                    missing_branch, missing_mode, row_bits)
     n_keys = 0
     for r in range(n_rows):
         xb = row_bits[r]
@@ -330,17 +339,8 @@ def _path_patterns(background_t, start, u, feature, lower, upper, missing_branch
     entry and on exit) and sort only the few distinct patterns, not every row's."""
     n_background = background_t.shape[1]
     one = np.uint64(1)
-    for r in range(n_background):
-        bits[r] = 0
-    for j in range(u):
-        e = start + j
-        f, low, high = feature[e], lower[e], upper[e]
-        branch, mode = missing_branch[e], missing_mode[e]
-        bit = one << np.uint64(j)
-        column = background_t[f]
-        for r in range(n_background):
-            if _satisfied(column[r], low, high, branch, mode):
-                bits[r] |= bit
+    _mark_satisfied(background_t.T, start, u, feature, lower, upper, missing_branch,
+                    missing_mode, bits)
     m = 0
     if (1 << u) <= min(direct.size, 2 * n_background):  # count by value: already in order
         for r in range(n_background):
