@@ -204,10 +204,11 @@ class ArrayKernels:
                                            high), 0.0)
         half = high / 2 - low / 2  # the twin's _unit_exponent, column-wise
         exponent = xp.where((half > 0) & xp.isfinite(half), xp.frexp(half)[1] + 1, 0)
-        for field, value in enumerate((total, mean, exponent, low, high, w_low, w_high,
-                                       w_zero, n_nan, n_rows)):
-            result[:, field] = xp.where(filled, value, 0.0) if field not in (3, 4, 8, 9) \
-                else value
+        # a column without kept entries has zero weights, mean and exponent, and low, high
+        # = inf, -inf, as in the twin
+        result[:, :_numpy.N_MOMENT_FIELDS] = xp.stack(
+            (total, mean, exponent.astype(xp.float64), low, high, w_low, w_high, w_zero,
+             n_nan, n_rows), axis=1)
         if order:
             scale = xp.ldexp(xp.ones(d), -exponent)
             result[:, _numpy.N_MOMENT_FIELDS:] = self._moment_powers(x, w, mean, scale, order)
@@ -250,8 +251,8 @@ class ArrayKernels:
             sums[:, k] = power.sum(axis=1)
         return sums
 
-    def interp_columns(self, X, xp, fp, out):  # noqa: N803  (``xp`` is the twin's knots)
-        lib = self.xp
+    def interp_columns(self, X, xp, fp, out):
+        lib = self.xp  # ``xp`` is the twin's name for the knots here
         X, knots, fp = self._on(X, dtype=lib.float64), self._on(xp), self._on(fp)
         result = lib.empty(X.shape, dtype=lib.float64)
         for j in range(X.shape[1]):
@@ -306,9 +307,9 @@ class ArrayKernels:
 
     def _cholesky(self, matrices, min_pivot=0.0):
         """Batched Cholesky factors and a flag per matrix: True where every squared pivot
-        exceeds ``min_pivot`` times its diagonal entry (0: positive pivots). NumPy raises on
-        the first failure and CuPy fills NaNs, so a failed NumPy batch is factorised one
-        matrix at a time."""
+        exceeds ``min_pivot`` times its diagonal entry (0: positive pivots). A batch with a
+        failure raises (NumPy always, CuPy under the backend's ``errstate``) and is then
+        factorised one matrix at a time; failed factors are replaced by the identity."""
         xp = self.xp
         try:
             lower = xp.linalg.cholesky(matrices)

@@ -314,3 +314,12 @@ def test_rkhs_subset_embeddings(backend, rng, laplace, d):
                                          np.empty(size))
     # the same products; sums over 300 background rows in another order
     np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-15)
+
+
+def test_array_twins_popcount_without_bitwise_count(rng):
+    # the SWAR fallback for array libraries that lack bitwise_count (older CuPy)
+    plain = SimpleNamespace(uint64=np.uint64, int64=np.int64)
+    words = rng.integers(0, 2**64, size=2000, dtype=np.uint64, endpoint=False)
+    words[:3] = [0, 2**64 - 1, 2**63]
+    np.testing.assert_array_equal(ArrayKernels(plain)._popcount(words),
+                                  np.bitwise_count(words))
