@@ -238,12 +238,16 @@ def _add_select_parser(commands):
 
 
 def _load_data(path, target):
+    """(X, y, feature names) read from a CSV file; pandas parses it."""
     import numpy as np
-    import pandas as pd
-    from pandas.api.types import is_numeric_dtype
 
     if target is None:
         raise UsageError("--data needs --target COL, the column to predict")
+    try:
+        import pandas as pd
+        from pandas.api.types import is_numeric_dtype
+    except ImportError:
+        raise UsageError("--data needs pandas to read CSV files (pip install pandas)") from None
     try:
         frame = pd.read_csv(path)
     except FileNotFoundError:
@@ -272,7 +276,7 @@ def _load_data(path, target):
     infinite = [c for c in frame.columns if np.isinf(frame[c].to_numpy(dtype=float)).any()]
     if infinite:
         raise UsageError(f"infinite values in columns {infinite} of {path!r}")
-    return frame, y
+    return frame.to_numpy(dtype=float), y.to_numpy(), [str(c) for c in frame.columns]
 
 
 def _load_model(spec):
@@ -363,7 +367,7 @@ def _explain(args, out) -> ExitCode:
 
     from skshapley import ShapleyExplainer, config_context
 
-    X, y, _ = _data_or_diabetes(args)
+    X, y, names, _ = _data_or_diabetes(args)
     model = _seeded(_load_model(args.model), args.random_state)
     _check_output_path(args.output)
     explainer = ShapleyExplainer(
@@ -373,7 +377,8 @@ def _explain(args, out) -> ExitCode:
     )
     with config_context(backend=args.backend):
         explainer.fit(X, y)
-        explanation = explainer.explain(X.iloc[: args.rows])
+        explanation = explainer.explain(X[: args.rows])
+    explanation.feature_names = names
     title = f"SHAP summary: {type(model).__name__}, {len(explanation)} rows"
     if explanation.values.ndim == 3 and explanation.output_names:
         title += f", output {explanation.output_names[0]}"
@@ -387,16 +392,16 @@ def _explain(args, out) -> ExitCode:
 
 
 def _data_or_diabetes(args):
-    """(X, y, source name) from ``--data``/``--target``, or scikit-learn's diabetes data."""
+    """(X, y, feature names, source name) from ``--data``/``--target``, or scikit-learn's
+    diabetes data; X and y are NumPy arrays, so only ``--data`` needs pandas."""
     if args.data is not None:
-        X, y = _load_data(args.data, args.target)
-        return X, y, args.data
+        return (*_load_data(args.data, args.target), args.data)
     if args.target is not None:
         raise UsageError("--target needs --data CSV")
     from sklearn.datasets import load_diabetes
 
-    X, y = load_diabetes(return_X_y=True, as_frame=True)
-    return X, y, "diabetes (scikit-learn)"
+    data = load_diabetes()
+    return data.data, data.target, list(data.feature_names), "diabetes (scikit-learn)"
 
 
 def _save_figure(figure, path, *, tight=True):
@@ -421,17 +426,16 @@ def _attribute(args, out) -> ExitCode:
     from skshapley.attribution import lsspa
     from skshapley.plotting import attribution_bar
 
-    X, y, source = _data_or_diabetes(args)
+    X, y, names, source = _data_or_diabetes(args)
     if len(X) < 4:
         raise UsageError(f"{source!r} has {len(X)} rows; the train/test split needs at least 4")
     _check_output_path(args.output)
     X_train, X_test, y_train, y_test = train_test_split(
-        X.to_numpy(dtype=float), y.to_numpy(dtype=float), test_size=args.test_size,
+        X, _as_float_target(y), test_size=args.test_size,
         random_state=args.random_state)
     result = lsspa(X_train, X_test, y_train, y_test, alpha=args.alpha, method=args.method,
                    sampler=args.sampler, max_samples=args.max_samples, tol=args.tol,
                    random_state=args.random_state)
-    names = [str(c) for c in X.columns]
     ax = attribution_bar(result, feature_names=names)
     ax.set_title(f"LS-SPA: test R² = {result.r2:.4f}", loc="left")
     figure = ax.figure
@@ -452,14 +456,25 @@ def _attribute(args, out) -> ExitCode:
     return ExitCode.OK
 
 
+def _as_float_target(y):
+    import numpy as np
+
+    try:
+        return np.asarray(y, dtype=float)
+    except (TypeError, ValueError):
+        raise UsageError("the target column must be numeric for a regression") from None
+
+
 def _select_model(spec, y):
+    import numpy as np
+
     if spec is not None:
         return _load_model(spec)
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
     # The paper's global game uses forests of 20 trees (§4.6); a target with few distinct
     # integer or text labels is treated as classes.
-    labels = y.unique()
+    labels = np.unique(y)
     is_classes = (not hasattr(y, "dtype") or y.dtype.kind in "OSUb"
                   or (y.dtype.kind in "iu" and len(labels) <= 20))
     cls = RandomForestClassifier if is_classes else RandomForestRegressor
@@ -474,7 +489,7 @@ def _select(args, out) -> ExitCode:
     from skshapley import TopKShapleySelector
     from skshapley.plotting import topk
 
-    X, y, source = _data_or_diabetes(args)
+    X, y, names, source = _data_or_diabetes(args)
     if isinstance(args.k, int) and args.k > X.shape[1]:
         raise UsageError(f"--k {args.k} is more than the {X.shape[1]} features of {source!r}")
     model = _seeded(_select_model(args.model, y), args.random_state)
@@ -486,10 +501,9 @@ def _select(args, out) -> ExitCode:
         progress=args.progress,
     )
     selector.fit(X, y)
-    ax = topk(selector, feature_names=[str(c) for c in X.columns])
+    ax = topk(selector, feature_names=names)
     figure = ax.figure
     _save_figure(figure, args.output, tight=True)
-    names = [str(c) for c in X.columns]
     status = ("the PAC rule holds" if selector.converged_
               else "the PAC rule does not hold yet (raise --max-evals or --epsilon)")
     print(f"data: {source}   model: {type(model).__name__}   importance: "

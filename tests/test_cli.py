@@ -294,6 +294,35 @@ def test_python_dash_m_runs(tmp_path):
     _one_line_error(failed.stderr)
 
 
+# pandas is a test extra, not a runtime dependency: `pip install . && skshapley explain`
+# (the README's first command) must work without it, and --data says it needs it. A
+# `pandas` package that fails to import, first on the path, stands for a missing one.
+def _run_without_pandas(tmp_path, args):
+    shadow = tmp_path / "no_pandas" / "pandas"
+    shadow.mkdir(parents=True, exist_ok=True)
+    (shadow / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'pandas'\")")
+    env = {**_subprocess_env(), "PYTHONPATH": str(shadow.parent)}
+    return subprocess.run([sys.executable, "-m", "skshapley", *args], capture_output=True,
+                          text=True, timeout=300, cwd=tmp_path, env=env)
+
+
+def test_bundled_data_runs_without_pandas_and_csv_names_it(tmp_path):
+    for command in ("explain", "attribute", "select"):
+        completed = _run_without_pandas(tmp_path, [
+            command, *([] if command == "attribute" else LINEAR),
+            *(["--rows", "3"] if command == "explain" else []),
+            *(["--max-evals", "60"] if command == "select" else []),
+            "--output", str(tmp_path / f"{command}.png")])
+        assert completed.returncode == 0, completed.stderr
+        assert all(name in completed.stdout for name in DIABETES)
+        assert (tmp_path / f"{command}.png").read_bytes()[:8] == PNG_MAGIC
+    csv = tmp_path / "d.csv"
+    csv.write_text("a,y\n1,2\n3,4\n")
+    failed = _run_without_pandas(tmp_path, ["explain", "--data", str(csv), "--target", "y"])
+    assert failed.returncode == 2
+    assert "needs pandas" in _one_line_error(failed.stderr)
+
+
 def test_a_closed_stdout_pipe_is_no_traceback(tmp_path):
     # The reader leaves before the table is written (`skshapley explain | head -0`).
     process = subprocess.Popen(
