@@ -9,7 +9,11 @@ Reported per model: paths, average merged path length, the bin-packing table (ou
 packers), and seconds for SHAP values of 10,000 rows sampled with replacement (seed 432)
 — XGBoost CPU ``pred_contribs`` on all cores, our numba CPU kernel on all cores, our
 numba.cuda and CuPy warp kernels (medians of 5 after a warm-up; the GPU timings include
-copying X to the device and the result back). Large models use 1,000 rows.
+copying X to the device and the result back), and XGBoost's CUDA ``pred_contribs``
+(GPUTreeShap itself) when its XGBoost build has CUDA. Large models use 1,000 rows. For
+the med models, a second table times the interaction values (1,000 rows; XGBoost
+``pred_interactions`` on the CPU and, with CUDA, the GPU) and the interventional values
+(1,000 rows, 100 background rows) on every backend.
 
     python benchmarks/bench_tree_gpu.py --output benchmarks/results/tree_gpu.md
 """
@@ -74,8 +78,9 @@ def main(argv=None):
     from skshapley.tree._api import path_dependent_shap
 
     gpu_backends = [b for b in ("numba_cuda", "cupy") if b in available_backends()]
+    xgb_cuda = _xgboost_has_cuda(xgboost)
     n_threads = os.cpu_count()
-    packing_rows, timing_rows = [], []
+    packing_rows, timing_rows, other_rows = [], [], []
     for dataset in args.datasets.split(","):
         X, y, objective, n_class = make_data(dataset)
         for variant in args.variants.split(","):
@@ -108,6 +113,12 @@ def main(argv=None):
             xgb_time = timed(lambda b=booster, m=dmatrix: b.predict(m, pred_contribs=True),
                              args.repeats)
             contribs = booster.predict(dmatrix, pred_contribs=True)
+            if xgb_cuda:
+                # the rows start on the host, as ours do: the DMatrix copy is timed
+                booster.set_param({"device": "cuda"})
+                xgb_gpu_time = timed(lambda b=booster, r=rows: b.predict(
+                    xgboost.DMatrix(r), pred_contribs=True), args.repeats)
+                booster.set_param({"device": "cpu"})
             numba_kernels = get_backend("numba")
             cpu_time = timed(lambda e=ensemble, x=prepared, k=numba_kernels:
                              path_dependent_shap(e, x, k), args.repeats)
@@ -121,6 +132,8 @@ def main(argv=None):
                        train=train_seconds, read=read_seconds, xgb_cpu=xgb_time,
                        ours_cpu=cpu_time,
                        xgb_error=float(np.abs(xgb_values - reference).max()))
+            if xgb_cuda:
+                row["xgb_gpu"] = xgb_gpu_time
             for backend in gpu_backends:
                 kernels = get_backend(backend)
                 row[backend] = timed(lambda k=kernels, e=ensemble, x=prepared:
@@ -129,14 +142,19 @@ def main(argv=None):
                 row[backend + "_error"] = float(np.abs(values - reference).max())
             timing_rows.append(row)
             print(row, flush=True)
+            if variant == "med":
+                other_rows += other_kernels(name, booster, ensemble, X, gpu_backends,
+                                            xgb_cuda, args.repeats)
 
     lines = ["# GPU TreeSHAP (thesis ch. 4 protocol, §8.5)", "",
              f"Machine: {platform.node()}, {n_threads} CPU cores; GPU: {_gpu_name()}. "
              f"Python {platform.python_version()}, numpy {np.__version__}, numba "
              f"{numba.__version__}, xgboost {xgboost.__version__}, cupy {_version('cupy')}.",
              "", "Synthetic data of the thesis datasets' shapes (no downloads here), so leaf "
-             "counts differ from the thesis' Table 3. XGBoost here is the CPU-only wheel: "
-             "its CUDA `pred_contribs` (GPUTreeShap) could not be measured — **owed**.", "",
+             "counts differ from the thesis' Table 3. "
+             + ("XGBoost has CUDA: its GPU `pred_contribs` is GPUTreeShap." if xgb_cuda else
+                "XGBoost here has no CUDA: its GPU `pred_contribs` (GPUTreeShap) could not "
+                "be measured — **owed**."), "",
              "## Bin packing (Table 5 protocol): seconds / utilisation / bins", "",
              "| model | none | nf | ffd | bfd |", "|---|---|---|---|---|"]
     by_model = {}
@@ -147,7 +165,9 @@ def main(argv=None):
                      + " |")
     header = ["model", "paths", "avg u", "rows", "XGBoost CPU (s)", "ours numba CPU (s)"]
     header += [f"ours {b} (s)" for b in gpu_backends]
+    header += ["XGBoost GPU (s)"] if xgb_cuda else []
     header += [f"speedup {b} vs XGBoost CPU" for b in gpu_backends]
+    header += [f"{b} / XGBoost GPU time" for b in gpu_backends if xgb_cuda]
     header += ["max |ours − XGBoost|"] + [f"max |{b} − numba|" for b in gpu_backends]
     lines += ["", "## SHAP values (Table 6 protocol): median (IQR) seconds", "",
               "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -155,12 +175,77 @@ def main(argv=None):
         cells = [row["model"], f"{row['paths']:,}", f"{row['avg_length']:.2f}",
                  f"{row['rows']:,}", _fmt(row["xgb_cpu"]), _fmt(row["ours_cpu"])]
         cells += [_fmt(row[b]) for b in gpu_backends]
+        cells += [_fmt(row["xgb_gpu"])] if xgb_cuda else []
         cells += [f"{row['xgb_cpu'][0] / row[b][0]:.2f}" for b in gpu_backends]
+        cells += [f"{row[b][0] / row['xgb_gpu'][0]:.2f}" for b in gpu_backends if xgb_cuda]
         cells += [f"{row['xgb_error']:.2e}"] + [f"{row[b + '_error']:.2e}" for b in gpu_backends]
         lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "## Interaction and interventional values, med models: median (IQR) seconds",
+              "", "Interactions: 1,000 rows; interventional: 1,000 rows, 100 background rows. "
+              "Differences against our numba CPU kernel.", "",
+              "| model | values | implementation | seconds | max abs difference |",
+              "|---|---|---|---|---|"]
+    for model, kind, implementation, timing, error in other_rows:
+        lines.append(f"| {model} | {kind} | {implementation} | {_fmt(timing)} | "
+                     f"{error:.2e} |")
     with open(args.output, "w") as handle:
         handle.write("\n".join(lines) + "\n")
     print("\n".join(lines))
+
+
+def other_kernels(name, booster, ensemble, X, gpu_backends, xgb_cuda, repeats):
+    """(model, values, implementation, timing, max difference) rows for the interaction
+    and interventional kernels of one model."""
+    import xgboost
+
+    from skshapley.backends import get_backend
+    from skshapley.tree._api import interventional_shap, path_dependent_interactions
+
+    rng = np.random.default_rng(433)
+    rows = X[rng.integers(0, X.shape[0], 1000)]
+    background = X[rng.integers(0, X.shape[0], 100)]
+    x, b = ensemble.prepare(rows), ensemble.prepare(background)
+    out = []
+    reference = path_dependent_interactions(ensemble, x, get_backend("numba"))
+    devices = ["cpu", "cuda"] if xgb_cuda else ["cpu"]
+    for device in devices:
+        booster.set_param({"device": device})
+        timing = timed(lambda r=rows: booster.predict(xgboost.DMatrix(r),
+                                                      pred_interactions=True), repeats)
+        theirs = booster.predict(xgboost.DMatrix(rows), pred_interactions=True)
+        theirs = theirs[:, None] if theirs.ndim == 3 else theirs  # (n, outputs, d+1, d+1)
+        error = float(np.abs(theirs[..., :-1, :-1] - reference).max())
+        out.append((name, "interactions", f"XGBoost {device.upper()} pred_interactions",
+                    timing, error))
+    booster.set_param({"device": "cpu"})
+    for backend in ["numba", *gpu_backends]:
+        kernels = get_backend(backend)
+        timing = timed(lambda k=kernels: path_dependent_interactions(ensemble, x, k), repeats)
+        error = float(np.abs(path_dependent_interactions(ensemble, x, kernels)
+                             - reference).max())
+        out.append((name, "interactions", f"ours {backend}", timing, error))
+    reference = interventional_shap(ensemble, x, b, get_backend("numba"))[0]
+    for backend in ["numba", *gpu_backends]:
+        kernels = get_backend(backend)
+        timing = timed(lambda k=kernels: interventional_shap(ensemble, x, b, k), repeats)
+        error = float(np.abs(interventional_shap(ensemble, x, b, kernels)[0]
+                             - reference).max())
+        out.append((name, "interventional", f"ours {backend}", timing, error))
+    for row in out:
+        print(row, flush=True)
+    return out
+
+
+def _xgboost_has_cuda(xgboost):
+    """True when this XGBoost build has CUDA and a device is there to use it."""
+    if not xgboost.build_info().get("USE_CUDA", False):
+        return False
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # no CuPy or no driver: XGBoost's GPU path cannot be timed either
+        return False
 
 
 def _fmt(timing):
