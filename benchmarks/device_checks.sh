@@ -19,6 +19,8 @@
 # back to back (a machine idle for 30 s is given back and its /tmp with it):
 #   run(command="bash benchmarks/device_checks.sh stage", carry=[".device_stage"])
 # A later command of this script installs /tmp/stage/xgb.part.* when all parts are there.
+# Without the CUDA build, carry the 6 MB CPU-only wheel (xgboost-cpu==3.2.0, downloaded the
+# same way) in .device_stage/: any *.whl there or in /tmp/stage is installed first.
 set -uo pipefail
 OUT=${OUT:-/tmp/device_out}
 mkdir -p "$OUT" /tmp/stage
@@ -37,11 +39,16 @@ python3 -c "import numpy; raise SystemExit(hasattr(numpy, 'row_stack'))" && \
 export PYTHONPATH=/tmp/shim:$(pwd)${PYTHONPATH:+:$PYTHONPATH}
 
 parts=(/tmp/stage/xgb.part.*)
-if [ -e "${parts[0]}" ] && ! python3 -c "import xgboost" 2>/dev/null; then
-  cat "${parts[@]}" > /tmp/xgboost-3.2.0-py3-none-manylinux_2_28_x86_64.whl
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site \
-    /tmp/xgboost-3.2.0-py3-none-manylinux_2_28_x86_64.whl && export PYTHONPATH=$PYTHONPATH:/tmp/site
+if [ -e "${parts[0]}" ]; then
+  cat "${parts[@]}" > /tmp/stage/xgboost-3.2.0-py3-none-manylinux_2_28_x86_64.whl
+  rm -f "${parts[@]}"
 fi
+wheels=$(ls .device_stage/*.whl /tmp/stage/*.whl 2>/dev/null)
+if [ -n "$wheels" ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site \
+    $wheels || exit 1
+fi
+[ -d /tmp/site ] && export PYTHONPATH=$PYTHONPATH:/tmp/site
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/machine.txt"
 python3 -c "from skshapley.backends import available_backends as a; print(a(verbose=True))" \
