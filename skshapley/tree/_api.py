@@ -139,6 +139,18 @@ def path_dependent_interactions(ensemble, X, kernels):
     return out
 
 
+PATTERN_BYTES = 16  # a background pattern (uint64) and its count (float64)
+
+
+def background_chunk_rows(n_paths, n_background, working_memory=None):
+    """Background rows per pass of the interventional kernels, so that the pattern tables
+    (n_paths x rows x PATTERN_BYTES) stay within ``working_memory`` MiB; at least one."""
+    if working_memory is None:
+        working_memory = get_config()["working_memory"]
+    rows = int(working_memory * 2**20 // (PATTERN_BYTES * max(n_paths, 1)))
+    return max(1, min(n_background, rows))
+
+
 def interventional_shap(ensemble, X, background, kernels):
     if ensemble.max_path_length > MAX_PATTERN_FEATURES:
         raise ValueError(
@@ -147,30 +159,39 @@ def interventional_shap(ensemble, X, background, kernels):
             f"{ensemble.max_path_length}. Use feature_perturbation='tree_path_dependent'."
         )
     n_background = background.shape[0]
-    patterns = np.zeros((ensemble.n_paths, n_background), np.uint64)
-    counts = np.zeros((ensemble.n_paths, n_background))
-    n_distinct = np.zeros(ensemble.n_paths, np.int64)
-    kernels.tree_background_patterns(background, *_ir_arrays(ensemble), patterns, counts,
-                                     n_distinct)
     out = np.zeros((X.shape[0], ensemble.n_outputs, ensemble.n_features))
-    kernels.tree_interventional_shap(X, patterns, counts, n_distinct, n_background,
-                                     *_ir_arrays(ensemble), *_outputs(ensemble), out)
-    base_value = _mean_prediction(ensemble, patterns, counts, n_distinct, n_background)
+    base_value = np.zeros(ensemble.n_outputs)
+    # The values are a mean over background rows, so a large background is taken in
+    # chunks whose pattern tables fit working_memory; each chunk adds its share (the
+    # kernels divide by the whole background's size).
+    step = background_chunk_rows(ensemble.n_paths, n_background)
+    for first in range(0, n_background, step):
+        chunk = background[first:first + step]
+        size = chunk.shape[0]
+        patterns = np.zeros((ensemble.n_paths, size), np.uint64)
+        counts = np.zeros((ensemble.n_paths, size))
+        n_distinct = np.zeros(ensemble.n_paths, np.int64)
+        kernels.tree_background_patterns(chunk, *_ir_arrays(ensemble), patterns, counts,
+                                         n_distinct)
+        kernels.tree_interventional_shap(X, patterns, counts, n_distinct, n_background,
+                                         *_ir_arrays(ensemble), *_outputs(ensemble), out)
+        base_value += _reached_leaves(ensemble, patterns, counts, n_distinct)
+    base_value = base_value / n_background + ensemble.offset
     return out, np.broadcast_to(base_value, (X.shape[0], ensemble.n_outputs)).copy()
 
 
-def _mean_prediction(ensemble, patterns, counts, n_distinct, n_background):
-    """The ensemble's mean raw output over the background, read off the background
-    patterns: a row reaches a path's leaf iff it satisfies all the path's elements, the
-    all-ones pattern, which sorts last (saves a prediction pass over the background,
-    the larger part of the cost of explaining a few rows)."""
+def _reached_leaves(ensemble, patterns, counts, n_distinct):
+    """Sum over background rows of the ensemble's raw output less its offset, read off
+    the background patterns: a row reaches a path's leaf iff it satisfies all the path's
+    elements, the all-ones pattern, which sorts last (saves a prediction pass over the
+    background, the larger part of the cost of explaining a few rows)."""
     lengths = np.diff(ensemble.path_ptr).astype(np.uint64)
     all_ones = np.where(lengths >= 64, ~np.uint64(0),
                         (np.uint64(1) << np.minimum(lengths, np.uint64(63))) - np.uint64(1))
     paths = np.arange(ensemble.n_paths)
     last = n_distinct - 1
     reached = np.where(patterns[paths, last] == all_ones, counts[paths, last], 0.0)
-    return reached @ ensemble.leaf_values() / n_background + ensemble.offset
+    return reached @ ensemble.leaf_values()
 
 
 def tree_shap(model, X, *, background=None, feature_perturbation="auto", interactions=False,
@@ -184,7 +205,9 @@ def tree_shap(model, X, *, background=None, feature_perturbation="auto", interac
     X : array-like (n_rows, n_features)
         Rows to explain; NaN is a missing value, routed as the model routes it.
     background : array-like (n_background, n_features), optional
-        Background rows of the interventional game (§8.1.4).
+        Background rows of the interventional game (§8.1.4). Its pattern tables take
+        16 bytes per path and background row; a background beyond ``working_memory``
+        (:func:`skshapley.set_config`) is taken in chunks.
     feature_perturbation : {"auto", "tree_path_dependent", "interventional"}, default="auto"
         "tree_path_dependent": the cover-weighted conditional expectation of TreeSHAP
         (§8.1.1); "interventional": the marginal game over ``background``. "auto":

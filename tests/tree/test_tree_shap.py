@@ -1,6 +1,7 @@
 """Exact TreeSHAP: brute force, peers (shap, XGBoost, LightGBM), backends, bad input."""
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -115,6 +116,45 @@ def test_interventional_base_value_is_the_mean_background_prediction(model, clas
     np.testing.assert_allclose(result.base_values, np.tile(expected, (2, 1)), rtol=1e-13,
                                atol=1e-13)
     assert result.base_values.shape == (2, ensemble.n_outputs)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_interventional_background_in_chunks_within_working_memory(backend, monkeypatch):
+    # The pattern tables grow as paths x background rows; past working_memory the
+    # background is taken in chunks, and the values are the same to round-off.
+    from skshapley import config_context
+    from skshapley.tree import _api
+
+    X, y = _data(seed=3, nan=0.05)
+    model = HistGradientBoostingClassifier(max_iter=8, random_state=0).fit(
+        X, np.digitize(y, np.quantile(y, [0.3, 0.6])))
+    ensemble = read_model(model)
+    background = X[:37]
+    whole = tree_shap(ensemble, X[:5], background=background, backend=backend)
+    budget = 7 * _api.PATTERN_BYTES * ensemble.n_paths / 2**20  # 7 background rows a pass
+    assert _api.background_chunk_rows(ensemble.n_paths, 37, budget) == 7
+    sizes = []
+    resolve = _api._resolve_backend
+
+    def recording(*args, **kwargs):
+        kernels = resolve(*args, **kwargs)
+        spy = SimpleNamespace(**vars(kernels))
+
+        def patterns(background, *rest):
+            sizes.append((background.shape[0], rest[-3].shape))  # rows, pattern table
+            return kernels.tree_background_patterns(background, *rest)
+
+        spy.tree_background_patterns = patterns
+        return spy
+
+    monkeypatch.setattr(_api, "_resolve_backend", recording)
+    with config_context(working_memory=budget):
+        chunked = tree_shap(ensemble, X[:5], background=background, backend=backend)
+    assert sizes == [(7, (ensemble.n_paths, 7))] * 5 + [(2, (ensemble.n_paths, 2))]
+    np.testing.assert_allclose(chunked.values, whole.values, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(chunked.base_values, whole.base_values, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(chunked.values.sum(axis=1) + chunked.base_values,
+                               ensemble.predict_raw(X[:5]), rtol=1e-10, atol=1e-10)
 
 
 MODELS = [
