@@ -8,6 +8,7 @@ from numbers import Integral, Real
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, TransformerMixin, clone, is_classifier
+from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state, get_tags
 from sklearn.utils.validation import check_array, check_is_fitted
 from tqdm.auto import tqdm
@@ -41,6 +42,23 @@ from skshapley.utils._state import restored_on_failure
 
 # Rows per joblib task when running serially: only sets how often the progress bar moves.
 _SERIAL_CHUNK = 16
+
+
+def _finite_policy(estimator):
+    """``ensure_all_finite`` for the rows given to ``estimator``: NaN passes when the model
+    takes missing values itself (scikit-learn's ``allow_nan`` tag, which a Pipeline does
+    not forward, so its first step, the one that sees the raw columns, is asked);
+    infinity never does."""
+    while isinstance(estimator, Pipeline):
+        steps = [step for _, step in estimator.steps if step not in (None, "passthrough")]
+        if not steps:
+            return True
+        estimator = steps[0]
+    try:
+        allow_nan = get_tags(estimator).input_tags.allow_nan
+    except (AttributeError, TypeError, ValueError):  # an object without sklearn tags
+        allow_nan = False
+    return "allow-nan" if allow_nan else True
 
 
 def _explain_rows(estimator, X, background, *, response_method, feature_names, method,
@@ -228,6 +246,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         # Shapley values are float64 whatever the input dtype.
         tags.transformer_tags.preserves_dtype = []
+        tags.input_tags.allow_nan = _finite_policy(self.estimator) == "allow-nan"
         if not self.prefit:
             tags.target_tags.required = get_tags(self.estimator).target_tags.required
         return tags
@@ -239,6 +258,9 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like (n_samples, n_features)
+            May hold NaN when the estimator takes missing values (scikit-learn's
+            ``allow_nan`` tag: HistGradientBoosting, trees, XGBoost, LightGBM, or a
+            Pipeline whose first step does, such as an imputer); never infinity.
         y : array-like (n_samples,) or (n_samples, n_targets), optional
         **fit_params
             Passed to the estimator's ``fit``.
@@ -253,7 +275,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             return self._fit(X, y, **fit_params)
 
     def _fit(self, X, y, **fit_params):
-        X_checked = validate_data(self, X, dtype=np.float64, ensure_all_finite=True)
+        finite = _finite_policy(self.estimator)
+        X_checked = validate_data(self, X, dtype=np.float64, ensure_all_finite=finite)
         n_features = X_checked.shape[1]
         if self.method != "tree":
             check_method(self.method)
@@ -272,7 +295,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             estimator = clone(self.estimator).fit(X, y, **fit_params)
 
         rng = check_random_state(self.random_state)
-        background = self._select_background(X_checked, rng)
+        background = self._select_background(X_checked, rng, finite)
         max_evals = default_budget(n_features) if self.max_evals == "auto" else self.max_evals
         method = ("tree" if self.method == "tree"
                   else resolve_method(self.method, n_features, max_evals, self.tol))
@@ -342,13 +365,13 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         self.random_seed_ = int(rng.randint(np.iinfo(np.int32).max))
         return self
 
-    def _select_background(self, X, rng):
+    def _select_background(self, X, rng, finite):
         if isinstance(self.background, Integral):
             if X.shape[0] <= self.background:
                 return X.copy()
             rows = np.sort(rng.choice(X.shape[0], size=self.background, replace=False))
             return X[rows]
-        background = check_array(self.background, dtype=np.float64, ensure_all_finite=True,
+        background = check_array(self.background, dtype=np.float64, ensure_all_finite=finite,
                                  ensure_min_samples=0, input_name="background")
         if background.shape[0] == 0:
             raise ValueError(
@@ -372,7 +395,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
 
     def _explain(self, X) -> tuple[list, np.ndarray]:
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+        X = validate_data(self, X, dtype=np.float64,
+                              ensure_all_finite=_finite_policy(self.estimator_), reset=False)
         n_rows = X.shape[0]
         n_jobs = 1 if self.n_jobs is None else self.n_jobs
         if n_jobs == 1:
@@ -426,7 +450,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             )
         if getattr(self, "method_", None) == "tree":
             check_is_fitted(self)
-            X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+            X = validate_data(self, X, dtype=np.float64,
+                              ensure_all_finite=_finite_policy(self.estimator_), reset=False)
             values, base, inter = explain_with_trees(
                 self.tree_ensemble_, self._tree_output_map, X, self.background_,
                 self.feature_perturbation, interactions=interactions)

@@ -245,3 +245,61 @@ def test_regression_methods_in_the_explainer(diabetes, forest, method):
     np.testing.assert_allclose(explanation.values.sum(axis=1) + explanation.base_values,
                                predictions, rtol=1e-9)
     assert np.all(explanation.std_errors > 0) and np.all(explanation.n_evaluations == 300)
+
+
+def _with_missing_values(seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(300, 4))
+    y = X[:, 0] + X[:, 1] * X[:, 2]
+    X[rng.random(X.shape) < 0.1] = np.nan
+    return X, y
+
+
+def test_missing_values_pass_to_models_that_take_them():
+    # HistGradientBoosting routes NaN itself: the exact TreeSHAP values and the
+    # model-agnostic exact values of the same interventional game agree, NaN rows included
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    X, y = _with_missing_values()
+    rows = X[:6]
+    assert np.isnan(rows).any()
+    tree = ShapleyExplainer(HistGradientBoostingRegressor(max_iter=20, random_state=0),
+                            background=40, random_state=0).fit(X, y)
+    agnostic = ShapleyExplainer(HistGradientBoostingRegressor(max_iter=20, random_state=0),
+                                method="exact", background=40, random_state=0).fit(X, y)
+    assert tree.method_ == "tree" and agnostic.method_ == "exact"
+    assert np.isnan(tree.background_).any()
+    assert tree.__sklearn_tags__().input_tags.allow_nan
+    explained, reference = tree.explain(rows), agnostic.explain(rows)
+    np.testing.assert_allclose(explained.values, reference.values, atol=1e-12)
+    np.testing.assert_allclose(explained.values.sum(axis=1) + explained.base_values,
+                               tree.estimator_.predict(rows), atol=1e-12)
+
+
+def test_missing_values_in_a_pipeline_are_judged_by_its_first_step():
+    from sklearn.impute import SimpleImputer
+
+    X, y = _with_missing_values(1)
+    explainer = ShapleyExplainer(make_pipeline(SimpleImputer(), Ridge()), background=30,
+                                 random_state=0).fit(X, y)
+    explanation = explainer.explain(X[:5])
+    np.testing.assert_allclose(explanation.values.sum(axis=1) + explanation.base_values,
+                               explainer.estimator_.predict(X[:5]), atol=1e-10)
+    with pytest.raises(ValueError, match="NaN"):
+        ShapleyExplainer(Ridge()).fit(X, y)
+    with pytest.raises(ValueError, match="NaN"):
+        ShapleyExplainer(Ridge(), background=X[:5]).fit(np.nan_to_num(X), y)
+
+
+def test_infinity_is_refused_even_by_models_that_take_nan():
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    X, y = _with_missing_values(2)
+    explainer = ShapleyExplainer(HistGradientBoostingRegressor(max_iter=5), background=20,
+                                 random_state=0).fit(X, y)
+    bad = X[:3].copy()
+    bad[1, 2] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        explainer.explain(bad)
+    with pytest.raises(ValueError, match="infinity"):
+        explainer.transform(bad)
