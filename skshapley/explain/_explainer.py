@@ -8,7 +8,6 @@ from numbers import Integral, Real
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, TransformerMixin, clone, is_classifier
-from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state, get_tags
 from sklearn.utils.validation import check_array, check_is_fitted
 from tqdm.auto import tqdm
@@ -39,26 +38,10 @@ from skshapley.utils._sklearn_compat import (
     validate_data,
 )
 from skshapley.utils._state import restored_on_failure
+from skshapley.utils._validation import finite_policy
 
 # Rows per joblib task when running serially: only sets how often the progress bar moves.
 _SERIAL_CHUNK = 16
-
-
-def _finite_policy(estimator):
-    """``ensure_all_finite`` for the rows given to ``estimator``: NaN passes when the model
-    takes missing values itself (scikit-learn's ``allow_nan`` tag, which a Pipeline does
-    not forward, so its first step, the one that sees the raw columns, is asked);
-    infinity never does."""
-    while isinstance(estimator, Pipeline):
-        steps = [step for _, step in estimator.steps if step not in (None, "passthrough")]
-        if not steps:
-            return True
-        estimator = steps[0]
-    try:
-        allow_nan = get_tags(estimator).input_tags.allow_nan
-    except (AttributeError, TypeError, ValueError):  # an object without sklearn tags
-        allow_nan = False
-    return "allow-nan" if allow_nan else True
 
 
 def _explain_rows(estimator, X, background, *, response_method, feature_names, method,
@@ -246,7 +229,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         # Shapley values are float64 whatever the input dtype.
         tags.transformer_tags.preserves_dtype = []
-        tags.input_tags.allow_nan = _finite_policy(self.estimator) == "allow-nan"
+        tags.input_tags.allow_nan = finite_policy(self.estimator) == "allow-nan"
         if not self.prefit:
             tags.target_tags.required = get_tags(self.estimator).target_tags.required
         return tags
@@ -275,7 +258,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             return self._fit(X, y, **fit_params)
 
     def _fit(self, X, y, **fit_params):
-        finite = _finite_policy(self.estimator)
+        finite = finite_policy(self.estimator)
         X_checked = validate_data(self, X, dtype=np.float64, ensure_all_finite=finite)
         n_features = X_checked.shape[1]
         if self.method != "tree":
@@ -396,7 +379,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
     def _explain(self, X) -> tuple[list, np.ndarray]:
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64,
-                              ensure_all_finite=_finite_policy(self.estimator_), reset=False)
+                              ensure_all_finite=finite_policy(self.estimator_), reset=False)
         n_rows = X.shape[0]
         n_jobs = 1 if self.n_jobs is None else self.n_jobs
         if n_jobs == 1:
@@ -451,7 +434,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         if getattr(self, "method_", None) == "tree":
             check_is_fitted(self)
             X = validate_data(self, X, dtype=np.float64,
-                              ensure_all_finite=_finite_policy(self.estimator_), reset=False)
+                              ensure_all_finite=finite_policy(self.estimator_), reset=False)
             values, base, inter = explain_with_trees(
                 self.tree_ensemble_, self._tree_output_map, X, self.background_,
                 self.feature_perturbation, interactions=interactions)

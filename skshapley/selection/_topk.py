@@ -29,6 +29,7 @@ from skshapley.utils._sklearn_compat import (
     validate_data,
 )
 from skshapley.utils._state import restored_on_failure
+from skshapley.utils._validation import finite_policy
 
 IMPORTANCES = ("refit", "performance", "mean_abs_shap")
 SELECTOR_METHODS = ("cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k", "regression",
@@ -241,6 +242,7 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
+        tags.input_tags.allow_nan = finite_policy(self.estimator) == "allow-nan"
         return tags
 
     @fit_context(prefer_skip_nested_validation=False)
@@ -273,7 +275,8 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
                 "the features are ranked by how much they help predict y."
             )
         X_checked, y_checked = validate_data(self, X, y, dtype=np.float64,
-                                             ensure_all_finite=True, y_numeric=False)
+                                             ensure_all_finite=finite_policy(self.estimator),
+                                             y_numeric=False)
         n_samples, n_features = X_checked.shape
         k = self._resolve_k(n_features)
         if self.prefit and self.importance == "refit":

@@ -5,8 +5,9 @@ from skshapley.utils._validation import (
     as_generator,
     check_budget,
     chunk_rows,
+    finite_policy,
     spawn_seed,
 )
 
-__all__ = ["as_generator", "check_budget", "chunk_rows", "restored_on_failure",
+__all__ = ["as_generator", "check_budget", "chunk_rows", "finite_policy", "restored_on_failure",
            "spawn_seed"]

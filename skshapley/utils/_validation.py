@@ -60,3 +60,32 @@ def chunk_rows(bytes_per_row: float, working_memory: float | None = None) -> int
     if working_memory is None:
         working_memory = get_config()["working_memory"]
     return max(1, int(working_memory * 2**20 // max(bytes_per_row, 1)))
+
+
+def finite_policy(estimator):
+    """``ensure_all_finite`` for the rows given to ``estimator``: NaN passes when the model
+    takes missing values itself (scikit-learn's ``allow_nan`` tag, which a Pipeline does
+    not forward, so its first step, the one that sees the raw columns, is asked);
+    infinity never does.
+
+    Examples
+    --------
+    >>> from sklearn.ensemble import HistGradientBoostingRegressor
+    >>> from sklearn.linear_model import Ridge
+    >>> from skshapley.utils import finite_policy
+    >>> finite_policy(HistGradientBoostingRegressor()), finite_policy(Ridge())
+    ('allow-nan', True)
+    """
+    from sklearn.pipeline import Pipeline
+    from sklearn.utils import get_tags
+
+    while isinstance(estimator, Pipeline):
+        steps = [step for _, step in estimator.steps if step not in (None, "passthrough")]
+        if not steps:
+            return True
+        estimator = steps[0]
+    try:
+        allow_nan = get_tags(estimator).input_tags.allow_nan
+    except (AttributeError, TypeError, ValueError):  # an object without sklearn tags
+        allow_nan = False
+    return "allow-nan" if allow_nan else True

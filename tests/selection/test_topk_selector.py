@@ -174,3 +174,20 @@ def test_regression_method_at_a_fixed_budget(linear_data):
     assert np.flatnonzero(selector.support_).tolist() == [0, 2]
     assert selector.method_ == "regression" and selector.n_evaluations_ <= 300
     assert np.all(np.isfinite(selector.confidence_intervals_))
+
+
+@pytest.mark.parametrize("importance", ["refit", "performance", "mean_abs_shap"])
+def test_missing_values_pass_to_models_that_take_them(importance):
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 6))
+    y = 3 * X[:, 0] + 2 * X[:, 1] + 0.1 * rng.normal(size=400)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    selector = TopKShapleySelector(HistGradientBoostingRegressor(max_iter=20), k=2,
+                                   importance=importance, max_evals=64,
+                                   random_state=0).fit(X, y)
+    assert selector.get_support().tolist() == [True, True, False, False, False, False]
+    assert np.isnan(selector.transform(X[:20])).any()
+    with pytest.raises(ValueError, match="NaN"):
+        TopKShapleySelector(Ridge(), k=2).fit(X, y)
