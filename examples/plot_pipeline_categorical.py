@@ -4,13 +4,13 @@ Explain a pipeline with categorical features, in the original feature space
 
 A model usually sees its data through preprocessing: here one-hot encoding of two
 categorical columns and scaling of the numeric ones. Explaining the final estimator
-would give one value per one-hot column (``district_2``, ``heating_1``, ...), which no one
-asked about. Put the whole ``Pipeline`` in :class:`~skshapley.ShapleyExplainer` instead:
+would give one value per one-hot column (``district_harbour``, ``heating_gas``, ...),
+which no one asked about. Put the whole ``Pipeline`` in :class:`~skshapley.ShapleyExplainer` instead:
 the players are then the original columns, and a categorical feature gets one Shapley
 value, whatever the number of its levels.
 
 The data are synthetic and seeded: house prices that depend on floor area, age, a
-district (5 levels, coded 0-4) and the heating type (3 levels).
+district (5 names) and the heating type (3 names), the last two as text.
 """
 
 import matplotlib.pyplot as plt
@@ -25,20 +25,23 @@ from skshapley import ShapleyExplainer
 
 rng = np.random.default_rng(0)
 n = 1500
+districts = ["centre", "harbour", "hills", "mill", "station"]
+district_premium = pd.Series([0.0, 40.0, 80.0, -30.0, 10.0], index=districts)
+heating_premium = pd.Series([0.0, 15.0, -10.0], index=["gas", "heat pump", "oil"])
 X = pd.DataFrame({
     "area": rng.gamma(6.0, 15.0, size=n),
     "age": rng.uniform(0, 80, size=n),
-    "district": rng.integers(0, 5, size=n),
-    "heating": rng.integers(0, 3, size=n),
+    "district": rng.choice(districts, size=n),
+    "heating": rng.choice(heating_premium.index, size=n),
 })
-district_premium = np.array([0.0, 40.0, 80.0, -30.0, 10.0])
-heating_premium = np.array([0.0, 15.0, -10.0])
-y = (2.0 * X["area"] - 0.8 * X["age"] + district_premium[X["district"]]
-     + heating_premium[X["heating"]] + rng.normal(scale=10.0, size=n))
+y = (2.0 * X["area"] - 0.8 * X["age"] + district_premium[X["district"]].to_numpy()
+     + heating_premium[X["heating"]].to_numpy() + rng.normal(scale=10.0, size=n))
 
 # %%
-# The pipeline one-hot encodes the categorical columns (integer codes in, as
-# ShapleyExplainer works on numeric arrays) and scales the numeric ones.
+# The pipeline one-hot encodes the text columns and scales the numeric ones. The
+# explainer masks features in one numeric array, so it numbers each text column's values
+# (``explainer.codec_``) and hands the model the DataFrame those numbers stand for: the
+# pipeline sees text, as it did in ``fit``.
 preprocess = ColumnTransformer([
     ("categorical", OneHotEncoder(handle_unknown="ignore"), ["district", "heating"]),
     ("numeric", StandardScaler(), ["area", "age"]),
@@ -64,14 +67,14 @@ print(f"efficiency: |base + sum(phi) - prediction| <= {gap:.1e}")
 # (about 20) and a little shrinkage by the model: each level's rows sit at one height.
 fig, axes = plt.subplots(1, 2, figsize=(11, 4))
 explanation.plot.bar(ax=axes[0])
-for level in range(5):
-    rows = X["district"].iloc[:200].to_numpy() == level
+for position, name in enumerate(districts):
+    rows = X["district"].iloc[:200].to_numpy() == name
     values = explanation.values[rows, 2]
-    axes[1].scatter(np.full(rows.sum(), level), values, s=12)
-    print(f"district {level}: premium {district_premium[level]:+5.0f}, "
+    axes[1].scatter(np.full(rows.sum(), position), values, s=12)
+    print(f"district {name:>8}: premium {district_premium[name]:+5.0f}, "
           f"mean SHAP {values.mean():+6.1f}")
-axes[1].set_xlabel("district (code)")
+axes[1].set_xlabel("district")
 axes[1].set_ylabel("SHAP value of district")
-axes[1].set_xticks(range(5))
+axes[1].set_xticks(range(5), districts)
 fig.tight_layout()
 plt.show()

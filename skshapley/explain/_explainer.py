@@ -22,6 +22,7 @@ from skshapley.approximators import (
     resolve_sampler,
     shapley_values,
 )
+from skshapley.explain._columns import ColumnCodec
 from skshapley.explain._explanation import Explanation
 from skshapley.explain._tree import explain_with_trees, plan_tree
 from skshapley.games import MarginalGame, make_response_function
@@ -45,7 +46,7 @@ _SERIAL_CHUNK = 16
 
 
 def _explain_rows(estimator, X, background, *, response_method, feature_names, method,
-                  sampler, budget, tol, seed, n_outputs, config, device=None):
+                  sampler, budget, tol, seed, n_outputs, config, device=None, codec=None):
     """Explain the rows of ``X``; runs inside a joblib worker.
 
     Every row uses the same seed, so its orderings do not depend on its position, the
@@ -59,7 +60,10 @@ def _explain_rows(estimator, X, background, *, response_method, feature_names, m
     list of (values, std_errors, empty_value, n_evaluations), one per row
     """
     with config_context(**config):
-        predict = make_response_function(estimator, response_method, feature_names=feature_names)
+        predict = make_response_function(estimator, response_method,
+                                         feature_names=None if codec else feature_names)
+        if codec is not None:  # the model is called on the DataFrame the codes stand for
+            predict = codec.wrap(predict)
         # Stratified allocation looks at the values, so its rows cannot share a game.
         alone = tol is not None or method == "stratified"
         groups = [X[i : i + 1] for i in range(X.shape[0])] if alone else [X]
@@ -156,6 +160,12 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
     estimator_ : estimator
         The fitted model.
     background_ : ndarray (n_background, n_features)
+        As float64; the columns of ``codec_`` hold codes.
+    codec_ : ColumnCodec or None
+        When ``fit``'s X is a DataFrame with non-numeric columns (text, categorical,
+        bool, dates): the numbers that stand for their values. Coalitions are masked on
+        the numbers, and the model is called on the DataFrame they stand for, so a
+        Pipeline that encodes text sees text. ``Explanation.data`` holds the numbers.
     expected_value_ : float or ndarray (n_outputs,)
         Mean model output over the background, v(∅) of every row.
     n_outputs_ : int
@@ -240,8 +250,10 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like (n_samples, n_features)
-            May hold NaN when the estimator takes missing values (scikit-learn's
+        X : array-like or DataFrame (n_samples, n_features)
+            A DataFrame may have text, categorical, bool and date columns (see
+            ``codec_``; ``method="tree"`` needs numbers). May hold NaN when the estimator
+            takes missing values (scikit-learn's
             ``allow_nan`` tag: HistGradientBoosting, trees, XGBoost, LightGBM, or a
             Pipeline whose first step does, such as an imputer); never infinity.
         y : array-like (n_samples,) or (n_samples, n_targets), optional
@@ -259,7 +271,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
 
     def _fit(self, X, y, **fit_params):
         finite = finite_policy(self.estimator)
-        X_checked = validate_data(self, X, dtype=np.float64, ensure_all_finite=finite)
+        codec, X_checked = self._checked_rows(X, finite, reset=True)
         n_features = X_checked.shape[1]
         if self.method != "tree":
             check_method(self.method)
@@ -278,7 +290,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             estimator = clone(self.estimator).fit(X, y, **fit_params)
 
         rng = check_random_state(self.random_state)
-        background = self._select_background(X_checked, rng, finite)
+        background, codec = self._select_background(X_checked, rng, finite, codec)
         max_evals = default_budget(n_features) if self.max_evals == "auto" else self.max_evals
         method = ("tree" if self.method == "tree"
                   else resolve_method(self.method, n_features, max_evals, self.tol))
@@ -301,12 +313,14 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
 
         feature_names = getattr(estimator, "feature_names_in_", None)
         predict = make_response_function(estimator, self.response_method,
-                                         feature_names=feature_names)
+                                         feature_names=None if codec else feature_names)
+        if codec is not None:
+            predict = codec.wrap(predict)
         namespace = resolve_device(self.device)
         if namespace is None:
             outputs = np.asarray(predict(background), dtype=np.float64)
         else:
-            if feature_names is not None:
+            if feature_names is not None or codec is not None:
                 raise ValueError(
                     f"device={self.device!r} calls the model on device arrays, but "
                     f"{type(estimator).__name__} was fitted on a DataFrame and is called "
@@ -319,7 +333,11 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                 "expected (n,) or (n, n_outputs)."
             )
         tree_plan = None
-        if self.method in ("tree", "auto"):
+        if codec is not None and self.method == "tree":
+            names = [codec.columns[j] for j in codec.encoded_columns]
+            raise ValueError(f"method='tree' needs numeric columns; X has the non-numeric "
+                             f"columns {names}. Use method='auto' or encode them first.")
+        if self.method in ("tree", "auto") and codec is None:
             plan = plan_tree(estimator, self.response_method, background, outputs)
             if not isinstance(plan, str):
                 tree_plan, method = plan, "tree"
@@ -334,6 +352,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             )
         self.estimator_ = estimator
         self.background_ = background
+        self.codec_ = codec
         self.tree_ensemble_ = None if tree_plan is None else tree_plan[0]
         self._tree_output_map = None if tree_plan is None else tree_plan[1]
         self.n_outputs_ = 1 if outputs.ndim == 1 else outputs.shape[1]
@@ -348,14 +367,45 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         self.random_seed_ = int(rng.randint(np.iinfo(np.int32).max))
         return self
 
-    def _select_background(self, X, rng, finite):
+    def _checked_rows(self, X, finite, *, reset):
+        """(codec, float64 rows) of ``X``: a DataFrame with non-numeric columns becomes
+        codes (:class:`ColumnCodec`; the codec of this call, widened by values ``fit``
+        did not see), any other X is validated as numbers."""
+        codec = ColumnCodec.from_frame(X) if reset else getattr(self, "codec_", None)
+        if codec is None:
+            return None, validate_data(self, X, dtype=np.float64, ensure_all_finite=finite,
+                                       reset=reset)
+        if not hasattr(X, "columns"):
+            raise ValueError(
+                f"X is a {type(X).__name__}, but the explainer was fitted on a DataFrame "
+                f"with non-numeric columns; pass a DataFrame with the columns "
+                f"{codec.columns}."
+            )
+        validate_data(self, X, dtype=None, ensure_all_finite=False, reset=reset)  # names
+        codec, codes = codec.encode(X)
+        return codec, check_array(codes, dtype=np.float64, ensure_all_finite=finite,
+                                  input_name="X")
+
+    def _select_background(self, X, rng, finite, codec):
+        """(background rows, codec widened by the background's values)."""
         if isinstance(self.background, Integral):
             if X.shape[0] <= self.background:
-                return X.copy()
+                return X.copy(), codec
             rows = np.sort(rng.choice(X.shape[0], size=self.background, replace=False))
-            return X[rows]
-        background = check_array(self.background, dtype=np.float64, ensure_all_finite=finite,
-                                 ensure_min_samples=0, input_name="background")
+            return X[rows], codec
+        if codec is not None:
+            if not hasattr(self.background, "columns"):
+                raise ValueError(
+                    "The 'background' parameter must be a DataFrame with the columns of X, "
+                    f"which has non-numeric columns; got {type(self.background).__name__}."
+                )
+            codec, background = codec.encode(self.background)
+            background = check_array(background, dtype=np.float64, ensure_all_finite=finite,
+                                     ensure_min_samples=0, input_name="background")
+        else:
+            background = check_array(self.background, dtype=np.float64,
+                                     ensure_all_finite=finite, ensure_min_samples=0,
+                                     input_name="background")
         if background.shape[0] == 0:
             raise ValueError(
                 "The 'background' parameter is an empty array; give at least one row, or an "
@@ -365,7 +415,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             raise ValueError(
                 f"background has {background.shape[1]} features, but X has {X.shape[1]}."
             )
-        return background
+        return background, codec
 
     @staticmethod
     def _output_names(estimator, outputs):
@@ -378,8 +428,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
 
     def _explain(self, X) -> tuple[list, np.ndarray]:
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64,
-                              ensure_all_finite=finite_policy(self.estimator_), reset=False)
+        codec, X = self._checked_rows(X, finite_policy(self.estimator_), reset=False)
         n_rows = X.shape[0]
         n_jobs = 1 if self.n_jobs is None else self.n_jobs
         if n_jobs == 1:
@@ -394,7 +443,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             feature_names=getattr(self.estimator_, "feature_names_in_", None),
             method=self.method_, sampler=self.sampler_, budget=self.max_evals_,
             tol=self.tol, seed=self.random_seed_, n_outputs=self.n_outputs_,
-            config=get_config(), device=self.device,
+            config=get_config(), device=self.device, codec=codec,
         )
         tasks = (
             delayed(_explain_rows)(self.estimator_, X[s : s + chunk], self.background_, **kwargs)
@@ -433,8 +482,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             )
         if getattr(self, "method_", None) == "tree":
             check_is_fitted(self)
-            X = validate_data(self, X, dtype=np.float64,
-                              ensure_all_finite=finite_policy(self.estimator_), reset=False)
+            _, X = self._checked_rows(X, finite_policy(self.estimator_), reset=False)
             values, base, inter = explain_with_trees(
                 self.tree_ensemble_, self._tree_output_map, X, self.background_,
                 self.feature_perturbation, interactions=interactions)

@@ -1,0 +1,151 @@
+"""Numbers for the non-numeric columns of a DataFrame, and the DataFrame back.
+
+Coalitions are masked in one float array (DESIGN.md §5, "one big batch"), but a Pipeline
+that one-hot encodes text columns must be called on the text. ``ColumnCodec`` gives every
+value of a non-numeric column a code (its position among the column's values), so a
+masked batch of codes is assembled as usual, and rebuilds the DataFrame, with the
+original values and dtypes, right before each model call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _is_plain_numeric(dtype) -> bool:
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    return is_numeric_dtype(dtype) and not is_bool_dtype(dtype)
+
+
+def _lookup_keys(values):
+    """An object array with every missing marker (None, NaN, NA) replaced by NaN: one
+    missing value per column, matched alike by every pandas version."""
+    import pandas as pd
+
+    keys = np.array(values, dtype=object)
+    keys[pd.isna(keys)] = np.nan
+    return keys
+
+
+class ColumnCodec:
+    """Codes for a DataFrame's non-numeric columns (text, categorical, bool, dates).
+
+    Numeric columns pass as floats; every other column's values are numbered in order of
+    first appearance (a pandas categorical column keeps its own categories' order), a
+    missing value being a value of its own (one per column: None, NaN and NA in one
+    column all decode to the marker seen first). Codes are exact in float64, so a masked
+    batch decodes to the values it was built from.
+
+    Use :meth:`from_frame` to build one, :meth:`encode` for rows (values not seen before
+    get new codes in a widened copy, the codec itself never changes) and :meth:`decode`
+    inside the model call.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skshapley.explain._columns import ColumnCodec
+    >>> frame = pd.DataFrame({"size": [1.5, 2.0], "colour": ["red", "blue"]})
+    >>> codec = ColumnCodec.from_frame(frame)
+    >>> codec, codes = codec.encode(frame)
+    >>> codes.tolist()
+    [[1.5, 0.0], [2.0, 1.0]]
+    >>> codec.decode(codes[::-1]).colour.tolist()
+    ['blue', 'red']
+    """
+
+    def __init__(self, columns, dtypes, categories):
+        self.columns = list(columns)
+        self.dtypes = list(dtypes)
+        # column index -> values as an object array, or a CategoricalDtype
+        self.categories = dict(categories)
+
+    @classmethod
+    def from_frame(cls, frame):
+        """A codec for ``frame``'s columns, or None when every column is plain numeric."""
+        if not hasattr(frame, "dtypes") or not hasattr(frame, "columns"):
+            return None
+        dtypes = list(frame.dtypes)
+        if all(_is_plain_numeric(dtype) for dtype in dtypes):
+            return None
+        from pandas import CategoricalDtype
+
+        categories = {}
+        for j, dtype in enumerate(dtypes):
+            if _is_plain_numeric(dtype):
+                continue
+            if isinstance(dtype, CategoricalDtype):
+                categories[j] = dtype
+            else:
+                categories[j] = np.empty(0, dtype=object)
+        return cls(frame.columns, dtypes, categories)
+
+    @property
+    def encoded_columns(self):
+        """Indices of the columns that are coded rather than passed as numbers."""
+        return sorted(self.categories)
+
+    def encode(self, frame):
+        """Codes of ``frame``'s rows: ``(codec, float64 array)``, where ``codec`` is this
+        one, or a widened copy when ``frame`` holds values this one has not seen."""
+        import pandas as pd
+
+        if list(frame.columns) != self.columns:
+            raise ValueError(f"X has columns {list(frame.columns)}, but the explainer was "
+                             f"fitted on {self.columns}.")
+        out = np.empty(frame.shape, dtype=np.float64)
+        widened = dict(self.categories)
+        for j, name in enumerate(self.columns):
+            column = frame.iloc[:, j]
+            if j not in self.categories:
+                out[:, j] = column.to_numpy(dtype=np.float64, na_value=np.nan)
+                continue
+            known = self.categories[j]
+            if isinstance(known, pd.CategoricalDtype):
+                if column.dtype != known:
+                    raise ValueError(f"column {name!r} has dtype {column.dtype}, but the "
+                                     f"explainer was fitted on {known}.")
+                codes = column.cat.codes.to_numpy()
+                # a missing value is a value of its own: the code after the categories
+                out[:, j] = np.where(codes < 0, len(known.categories), codes)
+                continue
+            values = column.to_numpy(dtype=object)
+            keys = _lookup_keys(values)
+            codes = pd.Index(_lookup_keys(known), dtype=object).get_indexer(keys)
+            if (codes < 0).any():
+                fresh, first_values = values[codes < 0], keys[codes < 0]
+                found, _ = pd.factorize(first_values, use_na_sentinel=False)
+                first = np.unique(found, return_index=True)[1]  # first row of each
+                known = np.concatenate([known, fresh[first]])
+                widened[j] = known
+                codes = pd.Index(_lookup_keys(known), dtype=object).get_indexer(keys)
+            out[:, j] = codes
+        if any(widened[j] is not self.categories[j] for j in widened):
+            return ColumnCodec(self.columns, self.dtypes, widened), out
+        return self, out
+
+    def decode(self, X):
+        """The DataFrame, with the original values and dtypes, of an array of codes."""
+        import pandas as pd
+
+        X = np.asarray(X)
+        data = {}
+        for j, (name, dtype) in enumerate(zip(self.columns, self.dtypes, strict=True)):
+            column = X[:, j]
+            known = self.categories.get(j)
+            if known is None:
+                data[name] = column if dtype == np.float64 else pd.Series(column).astype(dtype)
+            elif isinstance(known, pd.CategoricalDtype):
+                codes = column.astype(np.int64)
+                data[name] = pd.Categorical.from_codes(
+                    np.where(codes >= len(known.categories), -1, codes), dtype=known)
+            else:
+                data[name] = pd.Series(known.take(column.astype(np.int64)), dtype=dtype)
+        return pd.DataFrame(data, columns=self.columns)
+
+    def wrap(self, predict):
+        """``predict`` called on the decoded DataFrame."""
+        def predict_codes(X):
+            return predict(self.decode(X))
+
+        return predict_codes

@@ -1,0 +1,161 @@
+"""DataFrames with text, categorical and bool columns: the explainer masks codes and calls
+the model on the DataFrame they stand for (skshapley.explain._columns)."""
+
+import itertools
+import math
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.compose import make_column_transformer
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder
+
+from skshapley import ShapleyExplainer
+from skshapley.explain._columns import ColumnCodec
+
+TEXT = ["district", "kind", "heated"]
+
+
+def _frame(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({
+        "area": rng.gamma(6.0, 15.0, n),
+        "district": rng.choice(["north", "south", "east"], n).astype(object),
+        "heated": rng.random(n) < 0.5,
+        "kind": pd.Categorical(rng.choice(["flat", "house"], n)),
+        "rooms": rng.integers(1, 6, n),
+    })
+    y = (2 * X["area"] + np.where(X["district"] == "north", 40.0, 0.0) + 10 * X["heated"]
+         + np.where(X["kind"] == "house", 25.0, 0.0) + 3 * X["rooms"]
+         + rng.normal(size=n))
+    return X, y
+
+
+def _pipeline(model=None):
+    encode = make_column_transformer((OneHotEncoder(handle_unknown="ignore"), TEXT),
+                                     remainder="passthrough")
+    return make_pipeline(encode, model if model is not None else Ridge())
+
+
+def _interventional_shapley(predict, row, background):
+    """Brute force on DataFrames: every coalition's frame built by pandas, no codes."""
+    d = row.shape[1]
+    columns = list(row.columns)
+
+    def value(coalition):
+        frame = background.copy()
+        for j in coalition:
+            frame[columns[j]] = pd.Series([row.iloc[0, j]] * len(frame), index=frame.index,
+                                          dtype=row.dtypes.iloc[j])
+        return predict(frame).mean()
+
+    phi = np.zeros(d)
+    for j in range(d):
+        others = [k for k in range(d) if k != j]
+        for size in range(d):
+            weight = math.factorial(size) * math.factorial(d - size - 1) / math.factorial(d)
+            for coalition in itertools.combinations(others, size):
+                phi[j] += weight * (value(coalition + (j,)) - value(coalition))
+    return phi
+
+
+def test_values_equal_brute_force_on_the_dataframe():
+    X, y = _frame()
+    explainer = ShapleyExplainer(_pipeline(), background=25, random_state=0).fit(X, y)
+    assert explainer.method_ == "exact"
+    assert explainer.codec_.encoded_columns == [1, 2, 3]
+    explanation = explainer.explain(X.iloc[:3])
+    background = explainer.codec_.decode(explainer.background_)
+    for i in range(3):
+        expected = _interventional_shapley(explainer.estimator_.predict, X.iloc[[i]],
+                                           background)
+        np.testing.assert_allclose(explanation.values[i], expected, atol=1e-9)
+    np.testing.assert_allclose(explanation.values.sum(axis=1) + explanation.base_values,
+                               explainer.estimator_.predict(X.iloc[:3]), atol=1e-9)
+    assert explanation.feature_names == list(X.columns)
+
+
+def test_unseen_values_are_explained_and_the_fitted_codec_is_unchanged():
+    X, y = _frame(seed=1)
+    explainer = ShapleyExplainer(_pipeline(), background=30, random_state=0).fit(X, y)
+    before = pickle.dumps(explainer.codec_)
+    rows = X.iloc[:4].copy()
+    rows.loc[rows.index[0], "district"] = "west"  # OneHotEncoder ignores it
+    explanation = explainer.explain(rows)
+    np.testing.assert_allclose(explanation.values.sum(axis=1) + explanation.base_values,
+                               explainer.estimator_.predict(rows), atol=1e-9)
+    assert pickle.dumps(explainer.codec_) == before
+    # the unseen district is its own value: its row's district value is the whole effect
+    # of all-zero one-hot columns, the others' are unchanged
+    np.testing.assert_allclose(explanation.values[1:], explainer.explain(X.iloc[1:4]).values)
+
+
+def test_sampled_values_do_not_depend_on_n_jobs_and_output_is_pandas():
+    X, y = (*_frame(seed=2)[:1], (_frame(seed=2)[1] > 150).astype(int))
+    model = _pipeline(LogisticRegression(max_iter=500))
+    kwargs = dict(method="permutation", max_evals=120, background=20, random_state=3)
+    one = ShapleyExplainer(model, n_jobs=1, **kwargs).fit(X, y)
+    two = ShapleyExplainer(model, n_jobs=2, **kwargs).fit(X, y)
+    np.testing.assert_array_equal(one.transform(X.iloc[:6]), two.transform(X.iloc[:6]))
+    frame = one.set_output(transform="pandas").transform(X.iloc[:2])
+    assert list(frame.columns) == [f"{c}_shap" for c in X.columns]
+
+
+def test_background_frame_with_its_own_values():
+    X, y = _frame(seed=3)
+    background = X.iloc[:10].copy()
+    background["district"] = "nowhere"
+    explainer = ShapleyExplainer(_pipeline(), background=background).fit(X, y)
+    assert "nowhere" in explainer.codec_.categories[1]
+    explanation = explainer.explain(X.iloc[:2])
+    np.testing.assert_allclose(explanation.values.sum(axis=1) + explanation.base_values,
+                               explainer.estimator_.predict(X.iloc[:2]), atol=1e-9)
+
+
+def test_clear_errors():
+    X, y = _frame(seed=4)
+    explainer = ShapleyExplainer(_pipeline(), background=10).fit(X, y)
+    with pytest.raises(ValueError, match="pass a DataFrame"):
+        explainer.explain(X.to_numpy())
+    with pytest.raises(ValueError, match="feature names"):
+        explainer.explain(X[list(reversed(X.columns))])
+    with pytest.raises(ValueError, match="method='tree' needs numeric columns"):
+        ShapleyExplainer(_pipeline(), method="tree").fit(X, y)
+    with pytest.raises(ValueError, match="must be a DataFrame"):
+        ShapleyExplainer(_pipeline(), background=X.to_numpy()[:5]).fit(X, y)
+    bad = X.iloc[:3].copy()
+    bad["kind"] = bad["kind"].cat.add_categories(["barn"])
+    with pytest.raises(ValueError, match="dtype"):
+        explainer.explain(bad)
+
+
+def test_codec_round_trip_keeps_values_missing_markers_and_dtypes():
+    frame = pd.DataFrame({
+        "x": [0.5, np.nan, 2.0, 3.0],
+        "n": np.array([1, 2, 3, 4], dtype=np.int32),
+        "text": pd.Series(["a", None, "b", None], dtype=object),
+        "strings": pd.Series(["u", "v", None, "u"], dtype="string"),
+        "cat": pd.Categorical(["p", None, "q", "p"], categories=["q", "p"], ordered=True),
+        "flag": [True, False, True, True],
+        "when": pd.to_datetime(["2020-01-01", "2021-06-01", "2020-01-01", "2022-02-02"]),
+    })
+    codec = ColumnCodec.from_frame(frame)
+    codec, codes = codec.encode(frame)
+    assert codes.dtype == np.float64 and np.isfinite(codes[:, 1:]).all()
+    back = codec.decode(codes)
+    pd.testing.assert_frame_equal(back, frame)
+    assert back["text"].iloc[1] is None
+    # any mix of rows decodes to those rows
+    order = [3, 0, 2, 1, 1]
+    pd.testing.assert_frame_equal(codec.decode(codes[order]),
+                                  frame.iloc[order].reset_index(drop=True))
+    # one missing value per column: the marker seen first stands for the others
+    mixed = pd.DataFrame({"t": pd.Series([np.nan, "a", None], dtype=object)})
+    codec, codes = ColumnCodec.from_frame(mixed).encode(mixed)
+    assert codes[:, 0].tolist() == [0, 1, 0]
+    assert codec.decode(codes)["t"].isna().tolist() == [True, False, True]
+    assert ColumnCodec.from_frame(frame[["x", "n"]]) is None
+    assert ColumnCodec.from_frame(frame.to_numpy()) is None
