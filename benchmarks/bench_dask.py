@@ -9,9 +9,12 @@ Protocol.
     explained rows, background 50 rows, ``method="permutation"``, ``max_evals=1000`` per
     row, seeded; the one-process baseline is held to one thread like each worker. Wall time of
     ``transform`` with ``n_jobs=1`` (no dask), then under ``joblib.parallel_backend("dask")``
-    on a ``LocalCluster`` of 1 and 2 worker processes (one thread each). Projection:
+    on a ``LocalCluster`` of 2 worker processes (one thread each: one numba thread too, as
+    numba's OpenMP layer would otherwise widen scikit-learn's OpenMP pool), with each
+    worker's CPU seconds. A one-worker cluster is not measured: joblib runs a job the
+    cluster cannot spread in the calling process. Projection:
     T(W) = ceil(tasks / W) * t_task + tasks * t_sched, with t_task the measured
-    one-worker time per task and t_sched the scheduler's per-task overhead measured
+    one-thread time per task and t_sched the scheduler's per-task overhead measured
     from 1,000 no-op tasks.
 (2) 1e8 standard-normal float64 values (a 1e7 x 10 matrix, 800 MB) in row blocks of
     1e5 x 10 (1e6 values each): ``fit_dask`` with the threaded scheduler (one process, so
@@ -40,6 +43,7 @@ RESULTS = pathlib.Path(__file__).resolve().parent / "results" / "dask.md"
 
 def explainer_scaling(n_rows, max_evals):
     import distributed
+    import numba
     from joblib import parallel_backend
     from sklearn.datasets import make_friedman1
     from sklearn.ensemble import HistGradientBoostingRegressor
@@ -53,35 +57,44 @@ def explainer_scaling(n_rows, max_evals):
     rows = X[:n_rows]
     baseline = ShapleyExplainer(model, n_jobs=1, **kwargs).fit(X[:50])
     # one thread, as each dask worker has: the comparison is of processes, not of BLAS or
-    # OpenMP threads inside the model's predict
+    # OpenMP threads inside the model's predict or numba's kernels
+    numba_threads = numba.get_num_threads()
+    numba.set_num_threads(1)
     with threadpool_limits(1):
         baseline.transform(rows[:1])
         start = time.perf_counter()
         reference = baseline.transform(rows)
     times = {"n_jobs=1, no dask, 1 thread": time.perf_counter() - start}
-    t_sched = None
-    for workers in (1, 2):
-        with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                      dashboard_address=None) as cluster, \
-                distributed.Client(cluster) as client:
-            explainer = ShapleyExplainer(model, n_jobs=-1, **kwargs).fit(X[:50])
-            with parallel_backend("dask"):
-                explainer.transform(rows[:2])  # warm the workers (imports, numba)
-                start = time.perf_counter()
-                values = explainer.transform(rows)
-                times[f"dask, {workers} worker(s)"] = time.perf_counter() - start
-            assert np.array_equal(values, reference), "dask results differ from n_jobs=1"
-            if workers == 1:
-                futures = client.map(lambda i: i, range(1000), pure=False)
-                start = time.perf_counter()
-                client.gather(futures)
-                futures = client.map(lambda i: i + 1, range(1000), pure=False)
-                client.gather(futures)
-                t_sched = (time.perf_counter() - start) / 2000
-    t_row = times["dask, 1 worker(s)"] / n_rows
+    numba.set_num_threads(numba_threads)
+    # One worker is not measured: joblib runs a job that the cluster's threads cannot
+    # spread in the calling process, not on the cluster; the one-thread run above is W = 1.
+    # The nanny sets OMP_NUM_THREADS=1, but numba's OpenMP layer sets the thread count of
+    # the libgomp it shares with scikit-learn to numba's own (all cores), which let each
+    # worker's HistGradientBoosting predict on every core: one numba thread too, so that a
+    # worker is one core.
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None,
+                                  env={"NUMBA_NUM_THREADS": "1"}) as cluster, \
+            distributed.Client(cluster) as client:
+        explainer = ShapleyExplainer(model, n_jobs=-1, **kwargs).fit(X[:50])
+        with parallel_backend("dask"):
+            explainer.transform(rows[:2])  # warm the workers (imports, numba)
+            busy = client.run(time.process_time)
+            start = time.perf_counter()
+            values = explainer.transform(rows)
+            times["dask, 2 worker processes"] = time.perf_counter() - start
+            busy = {w: t - busy[w] for w, t in client.run(time.process_time).items()}
+        assert np.array_equal(values, reference), "dask results differ from n_jobs=1"
+        futures = client.map(lambda i: i, range(1000), pure=False)
+        start = time.perf_counter()
+        client.gather(futures)
+        futures = client.map(lambda i: i + 1, range(1000), pure=False)
+        client.gather(futures)
+        t_sched = (time.perf_counter() - start) / 2000
+    t_row = times["n_jobs=1, no dask, 1 thread"] / n_rows
     projection = {(rows_, w): project(rows_, w, t_row, t_sched)
                   for rows_ in (n_rows, 4096) for w in (1, 2, 8, 64)}
-    return times, t_row, t_sched, projection
+    return times, t_row, t_sched, projection, sorted(busy.values())
 
 
 def project(n_rows, workers, t_row, t_sched):
@@ -153,7 +166,7 @@ def main(argv=None):
 
     import skshapley
 
-    times, t_row, t_sched, projection = explainer_scaling(n_rows, 1000)
+    times, t_row, t_sched, projection, busy = explainer_scaling(n_rows, 1000)
     print(times, flush=True)
     sketch, agreement = sketch_merge(n_values, 10**6)
     print(sketch, agreement, flush=True)
@@ -176,7 +189,10 @@ def main(argv=None):
         "|---|---|---|",
     ]
     lines += [f"| {name} | {t:.2f} | {base / t:.2f}x |" for name, t in times.items()]
-    lines += ["", f"Model: t_row = {t_row * 1e3:.1f} ms per row measured on one worker, "
+    lines += ["", f"CPU seconds of the two workers during the run: "
+              f"{', '.join(f'{b:.2f}' for b in busy)} (the 2-core machine also runs the "
+              "scheduler and this client).",
+              "", f"Model: t_row = {t_row * 1e3:.1f} ms per row measured on one thread, "
               f"scheduler overhead t_sched = {t_sched * 1e3:.2f} ms per task (2,000 no-op "
               "tasks). The explainer cuts n rows into chunks of c = ceil(n / 4W); projection "
               "T(n, W) = ceil(tasks / W) c t_row + tasks t_sched:",
