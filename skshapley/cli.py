@@ -237,8 +237,9 @@ def _add_select_parser(commands):
     add_debug_argument(select)
 
 
-def _load_data(path, target):
-    """(X, y, feature names) read from a CSV file; pandas parses it."""
+def _load_data(path, target, text=False):
+    """(X, y, feature names) read from a CSV file; pandas parses it. X is a float array,
+    or with ``text`` a DataFrame that may keep text columns."""
     import numpy as np
 
     if target is None:
@@ -265,18 +266,23 @@ def _load_data(path, target):
     if frame.shape[1] == 0:
         raise UsageError(f"{path!r} has no feature columns besides the target {target!r}")
     text_columns = [c for c in frame.columns if not is_numeric_dtype(frame[c])]
-    if text_columns:
+    if text_columns and not text:
         raise UsageError(
-            f"non-numeric feature columns in {path!r}: {text_columns}; encode them first"
+            f"non-numeric feature columns in {path!r}: {text_columns}; encode them first "
+            "(skshapley explain takes them as they are)"
         )
     missing = [c for c in list(frame.columns) + [target]
                if (frame[c] if c != target else y).isna().any()]
     if missing:
         raise UsageError(f"missing values (NaN) in columns {missing} of {path!r}")
-    infinite = [c for c in frame.columns if np.isinf(frame[c].to_numpy(dtype=float)).any()]
+    infinite = [c for c in frame.columns if c not in text_columns
+                and np.isinf(frame[c].to_numpy(dtype=float)).any()]
     if infinite:
         raise UsageError(f"infinite values in columns {infinite} of {path!r}")
-    return frame.to_numpy(dtype=float), y.to_numpy(), [str(c) for c in frame.columns]
+    names = [str(c) for c in frame.columns]
+    if text:
+        return frame.set_axis(names, axis=1), y.to_numpy(), names
+    return frame.to_numpy(dtype=float), y.to_numpy(), names
 
 
 def _load_model(spec):
@@ -336,6 +342,31 @@ def _print_table(explanation, explainer, out):
               f"{errors[j]:>10.4f}", file=out)
 
 
+def _with_text_encoded(model, X):
+    """``model`` behind an encoder of X's text columns, if it has any: ordinal codes as
+    categories for HistGradientBoosting, one-hot columns for any other model. The
+    explainer still explains the text columns themselves (ShapleyExplainer's codec_)."""
+    if not hasattr(X, "columns"):
+        return model
+    import numpy as np
+    from pandas.api.types import is_numeric_dtype
+
+    text = [c for c in X.columns if not is_numeric_dtype(X[c])]
+    if not text:
+        return model
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
+
+    if "categorical_features" in model.get_params():  # HistGradientBoosting*
+        encoder = OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=np.nan)
+        model.set_params(categorical_features=list(range(len(text))))  # they come first
+    else:
+        encoder = OneHotEncoder(handle_unknown="ignore", sparse_output=False)
+    return make_pipeline(make_column_transformer((encoder, text), remainder="passthrough"),
+                         model)
+
+
 def _seeded(model, seed):
     """A model built without arguments is seeded too, so runs repeat exactly."""
     if getattr(model, "get_params", dict)().get("random_state", 0) is None:
@@ -362,13 +393,14 @@ def _check_output_path(path):
 
 def _explain(args, out) -> ExitCode:
     import matplotlib
+    import numpy as np
 
     matplotlib.use("Agg")
 
     from skshapley import ShapleyExplainer, config_context
 
-    X, y, names, _ = _data_or_diabetes(args)
-    model = _seeded(_load_model(args.model), args.random_state)
+    X, y, names, _ = _data_or_diabetes(args, text=True)
+    model = _with_text_encoded(_seeded(_load_model(args.model), args.random_state), X)
     _check_output_path(args.output)
     explainer = ShapleyExplainer(
         model, method=args.method, max_evals=args.max_evals, tol=args.tol,
@@ -377,7 +409,8 @@ def _explain(args, out) -> ExitCode:
     )
     with config_context(backend=args.backend):
         explainer.fit(X, y)
-        explanation = explainer.explain(X[: args.rows])
+        explanation = explainer.explain(X[: args.rows] if isinstance(X, np.ndarray)
+                                        else X.iloc[: args.rows])
     explanation.feature_names = names
     title = f"SHAP summary: {type(model).__name__}, {len(explanation)} rows"
     if explanation.values.ndim == 3 and explanation.output_names:
@@ -391,11 +424,12 @@ def _explain(args, out) -> ExitCode:
     return ExitCode.OK
 
 
-def _data_or_diabetes(args):
+def _data_or_diabetes(args, text=False):
     """(X, y, feature names, source name) from ``--data``/``--target``, or scikit-learn's
-    diabetes data; X and y are NumPy arrays, so only ``--data`` needs pandas."""
+    diabetes data; X and y are NumPy arrays (so only ``--data`` needs pandas), except a
+    CSV read with ``text``, which stays a DataFrame."""
     if args.data is not None:
-        return (*_load_data(args.data, args.target), args.data)
+        return (*_load_data(args.data, args.target, text), args.data)
     if args.target is not None:
         raise UsageError("--target needs --data CSV")
     from sklearn.datasets import load_diabetes

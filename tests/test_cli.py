@@ -176,7 +176,6 @@ def csv_files(tmp_path):
         (["--data", "{good}", "--target", "nope"], "target column 'nope' is not in"),
         (["--data", "{good}"], "--data needs --target"),
         (["--target", "y"], "--target needs --data"),
-        (["--data", "{text}", "--target", "y"], r"non-numeric feature columns .*\['c'\]"),
         (["--data", "{nan}", "--target", "y"], r"missing values \(NaN\) in columns \['a'\]"),
         (["--data", "{inf}", "--target", "y"], r"infinite values in columns \['b'\]"),
         (["--model", "sklearn.linear_model"], "module:Class"),
@@ -386,6 +385,34 @@ def test_attribute_bad_input_exits_2(tmp_path, capsys, args, message):
     assert main(["attribute", "--output", str(tmp_path / "a.png"), *args]) == \
         ExitCode.USAGE_ERROR
     assert message in _one_line_error(capsys.readouterr().err)
+
+
+def test_attribute_and_select_refuse_text_columns(tmp_path, csv_files, capsys):
+    for command in ("attribute", "select"):
+        assert main([command, "--data", str(csv_files["text"]), "--target", "y",
+                     "--output", str(tmp_path / "a.png")]) == ExitCode.USAGE_ERROR
+        assert re.search(r"non-numeric feature columns .*\['c'\]; encode them first",
+                         _one_line_error(capsys.readouterr().err))
+
+
+@pytest.mark.parametrize("model", [None, "sklearn.linear_model:Ridge"])
+def test_explain_takes_text_columns_as_they_are(tmp_path, capsys, model):
+    # a text column is one feature, encoded for the model (ordinal categories for the
+    # default HistGradientBoosting, one-hot for others) and explained as itself
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"area": rng.gamma(6.0, 15.0, 200),
+                          "district": rng.choice(["north", "south", "east"], 200),
+                          "kind": rng.choice(["flat", "house"], 200)})
+    frame["price"] = (2 * frame["area"] + np.where(frame["district"] == "north", 40.0, 0.0)
+                      + np.where(frame["kind"] == "house", 25.0, 0.0))
+    frame.to_csv(tmp_path / "houses.csv", index=False)
+    args = ["explain", "--data", str(tmp_path / "houses.csv"), "--target", "price",
+            "--rows", "6", "--output", str(tmp_path / "h.png")]
+    assert main(args + (["--model", model] if model else [])) == ExitCode.OK
+    out = capsys.readouterr().out
+    table = _table(out)
+    assert sorted(name for name, _, _ in table) == ["area", "district", "kind"]
+    assert "method: exact" in out and all(value > 0 for _, value, _ in table)
 
 
 def test_attribute_constant_column_exits_2(tmp_path, capsys):
