@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from sklearn.preprocessing import KBinsDiscretizer, QuantileTransformer
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -93,6 +93,8 @@ def test_partial_fit_equals_fit_and_merge_equals_fit(mixed, rng):
 
 
 @given(st.lists(st.integers(1, 60), min_size=1, max_size=6), st.integers(0, 2**32 - 1))
+# the solver used to stop here on a small gradient, 0.05 above the dual's minimum
+@example(sizes=[1, 1, 54], seed=41170807)
 def test_chunk_invariance_of_the_transformer(sizes, seed):
     rng = np.random.default_rng(seed)
     X = rng.gamma(2.0, size=(sum(sizes), 2)) * 100
@@ -109,7 +111,9 @@ def test_chunk_invariance_of_the_transformer(sizes, seed):
     # The quantiles come from an iterative max-ent solve; on a few dozen skewed rows it
     # is ill-conditioned (hypothesis found 82 gamma rows needing 94 Newton steps, where
     # round-off in the moments moved a quantile by 2e-5 of the range), so they agree to
-    # the solver's accuracy rather than to round-off.
+    # the solver's accuracy rather than to round-off. (Stopping on the gradient alone
+    # once left 1.3e-3 of the range between two chunkings; 1,500 examples with the
+    # Newton-decrement rule stayed below 3e-7.)
     span = X.max(axis=0) - X.min(axis=0)
     assert np.all(np.abs(stream.quantiles_ - whole.quantiles_) <= 1e-4 * span + 1e-12)
 
