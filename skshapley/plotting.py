@@ -289,6 +289,8 @@ def beeswarm(explanation, *, ax=None, max_display=20, output=0, cmap="coolwarm",
 
 
 def _format_value(value):
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
     try:
         return f"{float(value):.4g}"
     except (TypeError, ValueError):
@@ -346,7 +348,9 @@ def waterfall(explanation, row=0, *, ax=None, max_display=20, output=0):
     errors = None if std_errors is None else std_errors[row]
     order = np.argsort(-np.abs(phi), kind="stable")
     shown, rest = _display_rows(order, max_display)
-    data = np.asarray(explanation.data)[row]
+    shown_data = explanation.data if getattr(explanation, "display_data", None) is None \
+        else explanation.display_data
+    data = np.asarray(shown_data)[row]
     labels = [f"{explanation.feature_names[j]} = {_format_value(data[j])}" for j in shown]
     steps = phi[shown]
     step_errors = None if errors is None else errors[shown]
@@ -452,6 +456,21 @@ def _feature_index(feature, names, parameter="feature"):
     return int(feature) % n_features
 
 
+def _label_coded_axis(ax, explanation, j, codes):
+    """Ticks named by value when column j's data are numbers standing for text."""
+    display = getattr(explanation, "display_data", None)
+    if display is None:
+        return
+    shown = display[:, j]
+    if all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool) for v in shown):
+        return
+    ticks = {}
+    for code, value in zip(codes, shown, strict=True):
+        ticks.setdefault(code, value)
+    positions = sorted(ticks)
+    ax.set_xticks(positions, [str(ticks[p]) for p in positions])
+
+
 def dependence(explanation, feature, *, color_by=None, ax=None, output=0, cmap="coolwarm"):
     """Each row's Shapley value of one feature against the feature's value.
 
@@ -513,6 +532,7 @@ def dependence(explanation, feature, *, color_by=None, ax=None, output=0, cmap="
         colorbar.set_label(names[k])
         colorbar.set_ticks([0, 1], labels=["low", "high"])
     ax.axhline(0.0, color="grey", linewidth=0.8, zorder=0)
+    _label_coded_axis(ax, explanation, j, x)
     ax.set_xlabel(names[j])
     ax.set_ylabel(f"SHAP value of {names[j]}" + _output_label(explanation, output))
     if _has_errors(std_errors):

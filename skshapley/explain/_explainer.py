@@ -474,6 +474,9 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         """
         d, k = self.n_features_in_, self.n_outputs_
         inter = None
+        # the rows as given, for plots, when the explained numbers stand for text
+        display = (X.to_numpy(dtype=object) if getattr(self, "codec_", None) is not None
+                   and hasattr(X, "to_numpy") else None)
         if interactions and (getattr(self, "method_", None) != "tree"
                              or self.feature_perturbation != "tree_path_dependent"):
             raise ValueError(
@@ -503,6 +506,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             values, base, X, feature_names, std_errors=std_errors,
             output_names=self.output_names_,
             n_evaluations=n_evaluations, method=self.method_, interactions=inter,
+            display_data=display,
         )
 
     def transform(self, X):

@@ -57,6 +57,10 @@ class Explanation:
     n_evaluations : int64 (n,), optional
         Coalition evaluations spent on each row.
     method : str, optional
+    display_data : object array (n, d), optional
+        The explained rows as given, where ``data`` holds numbers standing for them (the
+        text values of a DataFrame's non-numeric columns, see ``ShapleyExplainer.codec_``);
+        plots label rows and axes with it.
 
     Examples
     --------
@@ -68,7 +72,8 @@ class Explanation:
     """
 
     def __init__(self, values, base_values, data, feature_names, *, std_errors=None,
-                 output_names=None, n_evaluations=None, method=None, interactions=None):
+                 output_names=None, n_evaluations=None, method=None, interactions=None,
+                 display_data=None):
         self.values = np.asarray(values)
         self.base_values = np.asarray(base_values)
         self.data = np.asarray(data)
@@ -78,6 +83,8 @@ class Explanation:
         self.n_evaluations = None if n_evaluations is None else np.asarray(n_evaluations)
         self.method = method
         self.interactions = None if interactions is None else np.asarray(interactions)
+        self.display_data = (None if display_data is None
+                             else np.asarray(display_data, dtype=object))
         if self.values.shape[1] != len(self.feature_names):
             raise ValueError(
                 f"values has {self.values.shape[1]} features but feature_names has "
@@ -109,7 +116,7 @@ class Explanation:
             self.values[rows], self.base_values[rows], self.data[rows], self.feature_names,
             std_errors=pick(self.std_errors), output_names=self.output_names,
             n_evaluations=pick(self.n_evaluations), method=self.method,
-            interactions=pick(self.interactions),
+            interactions=pick(self.interactions), display_data=pick(self.display_data),
         )
 
     def mean_abs(self) -> np.ndarray:
@@ -143,7 +150,7 @@ class Explanation:
         return shap.Explanation(
             values=self.values, base_values=self.base_values, data=self.data,
             feature_names=self.feature_names, output_names=self.output_names,
-            lower_bounds=lower, upper_bounds=upper,
+            lower_bounds=lower, upper_bounds=upper, display_data=self.display_data,
         )
 
     def to_shapiq(self, row=0, output=0):

@@ -159,3 +159,27 @@ def test_codec_round_trip_keeps_values_missing_markers_and_dtypes():
     assert codec.decode(codes)["t"].isna().tolist() == [True, False, True]
     assert ColumnCodec.from_frame(frame[["x", "n"]]) is None
     assert ColumnCodec.from_frame(frame.to_numpy()) is None
+
+
+def test_plots_show_the_values_not_their_codes():
+    import matplotlib.pyplot as plt
+
+    from skshapley.plotting import dependence, waterfall
+
+    X, y = _frame(seed=5)
+    explainer = ShapleyExplainer(_pipeline(), background=20, random_state=0).fit(X, y)
+    explanation = explainer.explain(X.iloc[:30])
+    assert explanation.display_data[:, 1].tolist() == X["district"].iloc[:30].tolist()
+    assert explanation[2:4].display_data[:, 1].tolist() == X["district"].iloc[2:4].tolist()
+    ax = waterfall(explanation, 0)
+    labels = [tick.get_text() for tick in ax.get_yticklabels()]
+    assert f"district = {X['district'].iloc[0]}" in labels
+    assert f"heated = {bool(X['heated'].iloc[0])}" in labels
+    plt.close(ax.figure)
+    ax = dependence(explanation, "district")
+    ticks = {tick.get_text() for tick in ax.get_xticklabels()}
+    assert ticks == set(X["district"].iloc[:30])
+    plt.close(ax.figure)
+    ax = dependence(explanation, "area")  # numbers keep matplotlib's own ticks
+    assert not {tick.get_text() for tick in ax.get_xticklabels()} & ticks
+    plt.close(ax.figure)
