@@ -47,6 +47,10 @@ class NodeTable:
     leaf_values : float64 (n_nodes, n_outputs)
         Leaf values already scaled (learning rate, 1/n_trees, ...); rows of internal
         nodes are ignored.
+    intervals : dict, optional
+        For edges of categorical splits: node -> tuple of disjoint ``(lo, hi)`` pairs, the
+        edge being followed iff x lies in one of them (``lower``/``upper`` hold their
+        hull). :func:`build_ensemble` gives each interval a path of its own.
     """
 
     parent: np.ndarray
@@ -58,6 +62,7 @@ class NodeTable:
     cover: np.ndarray
     is_leaf: np.ndarray
     leaf_values: np.ndarray
+    intervals: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -189,6 +194,83 @@ def _walk_up(tables):
     return leaves, path_of, node_of, parent
 
 
+def _intersect(union, other):
+    """Intersection of two unions of disjoint half-open intervals."""
+    out = []
+    for lo, hi in union:
+        for lo2, hi2 in other:
+            a, b = max(lo, lo2), min(hi, hi2)
+            if a < b:
+                out.append((a, b))
+    return sorted(out)
+
+
+def _split_categorical(categorical, starts, node_sorted, element_path, feature, lower,
+                       upper, missing, mode, z, leaf_values):
+    """Paths through categorical splits, one per combination of their intervals.
+
+    A merged element whose allowed values are a union of m > 1 intervals is replaced by
+    m copies of its path, each with one interval and zero fraction z / m, a missing value
+    following the first copy only: the copies' games add up to the path's game
+    (indicators of disjoint intervals add up to that of their union, and so do the
+    fractions), and TreeSHAP is linear in the game, so every kernel stays exact
+    (path-dependent, interventional, interactions) with no change.
+    """
+    ends = np.r_[starts[1:], len(node_sorted)]
+    unions = {}
+    for i, (a, b) in enumerate(zip(starts, ends, strict=True)):
+        nodes = node_sorted[a:b]
+        if not any(int(node) in categorical for node in nodes):
+            continue
+        union = [(lower[i], upper[i])]  # the numeric edges, merged already
+        for node in nodes:
+            union = _intersect(union, categorical.get(int(node), [(-np.inf, np.inf)]))
+        if len(union) == 1:
+            lower[i], upper[i] = union[0]
+        elif not union:  # no value follows the path; a missing one still may
+            lower[i] = upper[i] = np.inf
+        else:
+            unions[i] = union
+    if not unions:
+        return element_path, feature, lower, upper, missing, mode, z, leaf_values
+    columns = [feature, lower, upper, missing, mode, z]
+    split_paths = np.unique(element_path[list(unions)])
+    keep = ~np.isin(element_path, split_paths)
+    new_columns = [[column[keep]] for column in columns]
+    new_path = [element_path[keep]]
+    path_leaf = [np.arange(len(leaf_values))]
+    first = np.searchsorted(element_path, split_paths)
+    last = np.searchsorted(element_path, split_paths, side="right")
+    next_id = len(leaf_values)
+    for path, a, b in zip(split_paths, first, last, strict=True):
+        elements = np.arange(a, b)
+        choices = [range(len(unions[i])) if i in unions else (None,) for i in elements]
+        for combination in np.ndindex(*[len(c) for c in choices]):
+            lo, hi, frac = lower[elements].copy(), upper[elements].copy(), z[elements].copy()
+            miss = missing[elements].copy()
+            for k, i in enumerate(elements):
+                if i in unions:
+                    lo[k], hi[k] = unions[i][combination[k]]
+                    frac[k] /= len(unions[i])
+                    miss[k] &= combination[k] == 0  # a missing value follows one copy
+            for column, store, values in zip(columns, new_columns,
+                                             (None, lo, hi, miss, None, frac), strict=True):
+                store.append(column[elements] if values is None else values)
+            new_path.append(np.full(len(elements), next_id))
+            path_leaf.append(np.array([path]))
+            next_id += 1
+    element_path = np.concatenate(new_path)
+    order = np.argsort(element_path, kind="stable")
+    element_path = element_path[order]
+    feature, lower, upper, missing, mode, z = (np.concatenate(store)[order]
+                                               for store in new_columns)
+    leaf_rows = np.concatenate(path_leaf)
+    leaf_values = leaf_values[leaf_rows].copy()
+    # the split paths' originals stay as rows without elements: zero their output
+    leaf_values[split_paths] = 0.0
+    return element_path, feature, lower, upper, missing, mode, z, leaf_values
+
+
 def build_ensemble(tables, *, n_features, n_outputs, offset, input_dtype, output="value",
                    link="identity", model_name=""):
     """Merged paths of the trees in ``tables`` (list of :class:`NodeTable`).
@@ -259,6 +341,16 @@ def build_ensemble(tables, *, n_features, n_outputs, offset, input_dtype, output
     z = reduce(np.multiply, z_sorted)
     element_path = path_sorted[starts] if len(starts) else path_sorted
     feature = feat_sorted[starts] if len(starts) else feat_sorted
+
+    categorical = {node + o: union
+                   for t, o in zip(tables, np.cumsum([0] + [len(t.parent) for t in tables]),
+                                   strict=False)
+                   for node, union in (t.intervals or {}).items()}
+    if categorical:
+        (element_path, feature, lower, upper, missing, mode, z,
+         leaf_values) = _split_categorical(
+            categorical, starts, node_sorted, element_path, feature, lower, upper, missing,
+            mode, z, leaf_values)
 
     # Drop paths whose leaf has no nonzero output (they contribute nothing).
     nonzero = leaf_values != 0

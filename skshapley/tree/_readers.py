@@ -2,11 +2,13 @@
 
 Every reader ends by checking the IR against the model's own raw output on probe rows
 (:func:`_verify`): a model read inexactly raises instead of being explained silently
-wrong. Categorical splits are refused with a clear error for now.
+wrong. XGBoost's categorical splits become unions of intervals of category codes
+(:class:`NodeTable` ``intervals``); the other libraries' are refused with a clear error.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
 
@@ -68,10 +70,49 @@ def _table_from_children(left, right, feature, cut, default_left, cover, leaf_va
                      leaf_values=np.asarray(leaf_values, np.float64).reshape(n, -1))
 
 
-def _probe_rows(n_features, seed=0):
+def _category_runs(chosen):
+    """Disjoint half-open intervals covering exactly the integer codes ``chosen`` (and the
+    non-integers that truncate to them, as XGBoost casts a value to its category)."""
+    runs = []
+    for code in sorted(set(chosen)):
+        if runs and runs[-1][1] == code:
+            runs[-1] = (runs[-1][0], code + 1.0)
+        else:
+            runs.append((float(code), code + 1.0))
+    return tuple(runs)
+
+
+def _complement(runs):
+    """The real line outside ``runs`` (negative codes are invalid: they go there too)."""
+    edges = [-np.inf] + [x for run in runs for x in run] + [np.inf]
+    return tuple((a, b) for a, b in zip(edges[::2], edges[1::2], strict=True) if a < b)
+
+
+def _xgboost_categorical(table, tree, left, right):
+    """Edges of the tree's categorical splits: codes in the node's set go right, all
+    other values left, missing ones the default way (XGBoost's ``Decision``)."""
+    intervals = {}
+    categories = tree["categories"]
+    for node, start, size in zip(tree["categories_nodes"], tree["categories_segments"],
+                                 tree["categories_sizes"], strict=True):
+        chosen = _category_runs(int(c) for c in categories[start:start + size])
+        intervals[int(right[node])] = chosen
+        intervals[int(left[node])] = _complement(chosen)
+    for child, union in intervals.items():  # the hull; the union is in `intervals`
+        table.lower[child], table.upper[child] = union[0][0], union[-1][1]
+    return dataclasses.replace(table, intervals=intervals)
+
+
+def _probe_rows(n_features, seed=0, categories=None):
     rng = np.random.default_rng(seed)
     rows = [np.zeros(n_features), np.ones(n_features), rng.normal(size=n_features),
             rng.normal(scale=100.0, size=n_features)]
+    if categories:  # feature -> largest code a split names: every code, and one beyond
+        extra = rng.normal(size=(64, n_features))
+        for j, largest in categories.items():
+            extra[:, j] = rng.integers(-1, largest + 3, size=64)
+            extra[::8, j] = np.nan  # missing values take the splits' default way
+        rows.append(extra)
     return np.vstack(rows)
 
 
@@ -239,13 +280,11 @@ def read_xgboost(model):
     n_features = int(params["num_feature"])
     n_outputs = max(1, int(params.get("num_class", "0")), int(params.get("num_target", "1")))
     tables = []
+    largest = {}  # categorical feature -> largest code its splits name
     for t, tree in enumerate(trees):
         if int(tree["tree_param"].get("size_leaf_vector", "1")) > 1:
             raise ValueError("XGBoost multi-output trees (vector leaves) are not supported "
                              "by method='tree' yet.")
-        if any(int(s) != 0 for s in tree.get("split_type", [])):
-            raise ValueError("XGBoost models with categorical splits are not supported by "
-                             "method='tree' yet.")
         left = np.asarray(tree["left_children"], np.int64)
         right = np.asarray(tree["right_children"], np.int64)
         cond = np.asarray(tree["split_conditions"], np.float32).astype(np.float64)
@@ -253,12 +292,26 @@ def read_xgboost(model):
         leaf = np.zeros((len(left), n_outputs))
         scale = 1.0 if weights is None else weights[t]
         leaf[:, tree_info[t]] = np.where(is_leaf, cond * scale, 0.0)
-        tables.append(_table_from_children(
+        table = _table_from_children(
             left, right, np.asarray(tree["split_indices"], np.int32), cond,
             np.asarray(tree["default_left"], bool), np.asarray(tree["sum_hessian"]), leaf,
-        ))
-    probes = _probe_rows(n_features)
-    raw = booster.predict(xgboost.DMatrix(probes), output_margin=True)
+        )
+        if tree.get("categories_nodes"):
+            table = _xgboost_categorical(table, tree, left, right)
+            for node, start, size in zip(tree["categories_nodes"],
+                                         tree["categories_segments"],
+                                         tree["categories_sizes"], strict=True):
+                feature = int(tree["split_indices"][node])
+                codes = [int(c) for c in tree["categories"][start:start + size]]
+                largest[feature] = max(largest.get(feature, 0), *codes, 0)
+        tables.append(table)
+    probes = _probe_rows(n_features, categories=largest)
+    # the booster's own feature names and types, so that it reads the probes as it was
+    # trained (categorical features as codes)
+    types = booster.feature_types
+    matrix = xgboost.DMatrix(probes, feature_names=booster.feature_names, feature_types=types,
+                             enable_categorical=bool(types and "c" in types))
+    raw = booster.predict(matrix, output_margin=True)
     objective = learner["objective"]["name"]
     if objective in ("binary:logistic", "binary:logitraw", "reg:logistic"):
         link = "logit"

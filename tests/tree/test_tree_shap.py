@@ -326,15 +326,89 @@ def test_unsupported_models_and_inputs_raise_clear_errors():
         tree_shap(model, X[:2], background=X[:5], interactions=True)
 
 
-def test_xgboost_categorical_model_is_refused():
+def _categorical_xgboost(xgboost, pd, *, one_hot, classes=0, seed=0):
+    """An XGBoost model with categorical splits, and rows of category codes: missing,
+    unseen (9), invalid (-1) and non-integer (2.5, which XGBoost truncates) included."""
+    rng = np.random.default_rng(seed)
+    n = 600
+    frame = pd.DataFrame({"a": rng.normal(size=n),
+                          "c": pd.Categorical(rng.integers(0, 6, n)),
+                          "d": pd.Categorical(rng.choice(list("pqrs"), n))})
+    codes_c, codes_d = frame["c"].cat.codes.to_numpy(), frame["d"].cat.codes.to_numpy()
+    y = (frame["a"].to_numpy() + 2.0 * np.isin(codes_c, [1, 3, 4]) + 1.5 * (codes_d == 1)
+         + (codes_c == 5) * (codes_d == 3))
+    options = dict(n_estimators=15, max_depth=4, enable_categorical=True, tree_method="hist",
+                   max_cat_to_onehot=8 if one_hot else 1, random_state=0)
+    if classes:
+        model = xgboost.XGBClassifier(**options).fit(
+            frame, np.digitize(y, np.quantile(y, np.linspace(0, 1, classes + 1)[1:-1])))
+    else:
+        model = xgboost.XGBRegressor(**options).fit(frame, y)
+    X = np.column_stack([frame["a"], codes_c, codes_d]).astype(float)[:60]
+    X[::7, 1] = np.nan
+    X[::5, 2] = np.nan
+    X[3, 1], X[4, 1], X[6, 1] = 9.0, -1.0, 2.5
+    booster = model.get_booster()
+
+    def matrix(Z):
+        return xgboost.DMatrix(Z, feature_names=booster.feature_names,
+                               feature_types=booster.feature_types, enable_categorical=True)
+
+    return model, X, matrix
+
+
+@pytest.mark.parametrize("one_hot, classes", [(False, 0), (True, 0), (False, 3)])
+def test_xgboost_categorical_splits_match_pred_contribs_and_interactions(one_hot, classes):
     xgboost = pytest.importorskip("xgboost")
     pd = pytest.importorskip("pandas")
-    frame = pd.DataFrame({"a": pd.Categorical(["x", "y", "z", "x"] * 25),
-                          "b": np.arange(100.0)})
-    model = xgboost.XGBRegressor(n_estimators=3, enable_categorical=True, tree_method="hist")
-    model.fit(frame, np.arange(100.0) % 7)
-    with pytest.raises(ValueError, match="categorical"):
-        read_model(model)
+    model, X, matrix = _categorical_xgboost(xgboost, pd, one_hot=one_hot, classes=classes)
+    booster = model.get_booster()
+    ours = tree_shap(model, X, interactions=True)
+    contribs = booster.predict(matrix(X), pred_contribs=True)
+    interactions = booster.predict(matrix(X), pred_interactions=True)
+    if contribs.ndim == 2:
+        contribs, interactions = contribs[:, None], interactions[:, None]
+    tolerance = 2.0**-23 * np.abs(ours.ensemble.out_value).max() * (8 * 4 + 15) * 4
+    np.testing.assert_allclose(np.moveaxis(ours.values, 2, 1), contribs[..., :-1],
+                               atol=tolerance)
+    np.testing.assert_allclose(ours.base_values, contribs[:, :, -1], atol=tolerance)
+    np.testing.assert_allclose(np.moveaxis(ours.interactions, 3, 1),
+                               interactions[..., :-1, :-1], atol=tolerance)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_xgboost_categorical_interventional_matches_enumeration(backend):
+    xgboost = pytest.importorskip("xgboost")
+    pd = pytest.importorskip("pandas")
+    model, X, matrix = _categorical_xgboost(xgboost, pd, one_hot=False, seed=1)
+    booster = model.get_booster()
+    rows, background = X[:4], X[20:45]
+    result = tree_shap(model, rows, background=background, backend=backend)
+    d = X.shape[1]
+    for i in range(len(rows)):
+        def game(mask, x=rows[i]):
+            Z = background.copy()
+            columns = [j for j in range(d) if mask >> j & 1]
+            Z[:, columns] = x[columns]
+            return booster.predict(matrix(Z), output_margin=True).mean()
+
+        phi, base = _shapley_from_game(game, d)
+        np.testing.assert_allclose(result.values[i, :, 0], phi, atol=1e-5)
+        np.testing.assert_allclose(result.base_values[i, 0], base, atol=1e-5)
+
+
+def test_categorical_sets_become_one_path_per_interval():
+    # a path through {0, 2, 5} on c and {1, 3} on d: 3 x 2 copies, fractions split
+    xgboost = pytest.importorskip("xgboost")
+    pd = pytest.importorskip("pandas")
+    model, _, _ = _categorical_xgboost(xgboost, pd, one_hot=False)
+    ensemble = read_model(model)
+    lengths = np.diff(ensemble.path_ptr)
+    assert lengths.max() <= 3  # one element per feature, as without categories
+    categorical = np.isin(ensemble.feature, [1, 2])
+    finite = np.isfinite(ensemble.lower) & np.isfinite(ensemble.upper)
+    widths = (ensemble.upper - ensemble.lower)[categorical & finite]
+    assert np.all(widths >= 1.0) and np.all(widths == np.round(widths))
 
 
 def _caterpillar(depth=40, seed=0):
