@@ -218,10 +218,10 @@ def _split_categorical(categorical, starts, node_sorted, element_path, feature, 
     """
     ends = np.r_[starts[1:], len(node_sorted)]
     unions = {}
-    for i, (a, b) in enumerate(zip(starts, ends, strict=True)):
-        nodes = node_sorted[a:b]
-        if not any(int(node) in categorical for node in nodes):
-            continue
+    on_categorical = np.isin(node_sorted, np.fromiter(categorical, np.int64))
+    touched = np.flatnonzero(np.logical_or.reduceat(on_categorical, starts))
+    for i in touched:  # only the elements with a categorical edge, in Python
+        nodes = node_sorted[starts[i]:ends[i]]
         union = [(lower[i], upper[i])]  # the numeric edges, merged already
         for node in nodes:
             union = _intersect(union, categorical.get(int(node), [(-np.inf, np.inf)]))
@@ -244,21 +244,24 @@ def _split_categorical(categorical, starts, node_sorted, element_path, feature, 
     next_id = len(leaf_values)
     for path, a, b in zip(split_paths, first, last, strict=True):
         elements = np.arange(a, b)
-        choices = [range(len(unions[i])) if i in unions else (None,) for i in elements]
-        for combination in np.ndindex(*[len(c) for c in choices]):
-            lo, hi, frac = lower[elements].copy(), upper[elements].copy(), z[elements].copy()
-            miss = missing[elements].copy()
-            for k, i in enumerate(elements):
-                if i in unions:
-                    lo[k], hi[k] = unions[i][combination[k]]
-                    frac[k] /= len(unions[i])
-                    miss[k] &= combination[k] == 0  # a missing value follows one copy
-            for column, store, values in zip(columns, new_columns,
-                                             (None, lo, hi, miss, None, frac), strict=True):
-                store.append(column[elements] if values is None else values)
-            new_path.append(np.full(len(elements), next_id))
-            path_leaf.append(np.array([path]))
-            next_id += 1
+        sizes = np.array([len(unions.get(i, ((0, 0),))) for i in elements])
+        # one row per combination of the split elements' intervals
+        grid = np.indices(sizes).reshape(len(elements), -1).T
+        copies = grid.shape[0]
+        lo, hi = np.tile(lower[elements], (copies, 1)), np.tile(upper[elements], (copies, 1))
+        for k, i in enumerate(elements):
+            if i in unions:
+                table = np.asarray(unions[i], np.float64)
+                lo[:, k], hi[:, k] = table[grid[:, k], 0], table[grid[:, k], 1]
+        frac = np.tile(z[elements] / sizes, (copies, 1))
+        miss = np.tile(missing[elements], (copies, 1)) & (grid == 0)  # along one copy
+        for store, values in zip(new_columns, (np.tile(feature[elements], (copies, 1)), lo,
+                                               hi, miss, np.tile(mode[elements], (copies, 1)),
+                                               frac), strict=True):
+            store.append(values.reshape(-1).astype(store[0].dtype, copy=False))
+        new_path.append(np.repeat(np.arange(next_id, next_id + copies), len(elements)))
+        path_leaf.append(np.full(copies, path))
+        next_id += copies
     element_path = np.concatenate(new_path)
     order = np.argsort(element_path, kind="stable")
     element_path = element_path[order]

@@ -116,9 +116,11 @@ def _probe_rows(n_features, seed=0, categories=None):
     return np.vstack(rows)
 
 
-def _verify(ensemble, model_output, X, what):
-    """Raise if the IR's raw output differs from the model's on ``X``."""
-    ours = ensemble.predict_raw(X)
+def _verify(ensemble, model_output, X, what, ours=None):
+    """Raise if the IR's raw output (``ours``, computed if not given) differs from the
+    model's on ``X``."""
+    if ours is None:
+        ours = ensemble.predict_raw(X)
     model_output = np.asarray(model_output, np.float64).reshape(ours.shape)
     # Sum of |leaf values| bounds the output; float32 peers (XGBoost) round each partial
     # sum, so allow a relative 1e-5 of it. A misread path is off by a whole leaf value.
@@ -243,15 +245,15 @@ def _with_offset(tables, raw, probes, n_features, n_outputs, input_dtype, name, 
                               offset=np.zeros(n_outputs), input_dtype=input_dtype,
                               model_name=name)
     raw = np.asarray(raw, np.float64).reshape(len(probes), n_outputs)
-    offsets = raw - ensemble.predict_raw(probes)
-    offset = offsets.mean(axis=0)
+    leaves_only = ensemble.predict_raw(probes)
+    offset = (raw - leaves_only).mean(axis=0)
     if link is None:
         link = ("logit" if n_outputs == 1 else "softmax") if classifier else "identity"
-    ensemble = build_ensemble(tables, n_features=n_features, n_outputs=n_outputs,
-                              offset=offset, input_dtype=input_dtype,
-                              output="margin" if classifier else "value", link=link,
-                              model_name=name)
-    _verify(ensemble, raw, probes, name)
+    # the offset only shifts the outputs and the base value: no second build
+    ensemble = dataclasses.replace(
+        ensemble, offset=offset, expected_value=ensemble.expected_value + offset,
+        output="margin" if classifier else "value", link=link)
+    _verify(ensemble, raw, probes, name, ours=leaves_only + offset)
     return ensemble
 
 
