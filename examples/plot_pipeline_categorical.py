@@ -5,9 +5,9 @@ Explain a pipeline with categorical features, in the original feature space
 A model usually sees its data through preprocessing: here one-hot encoding of two
 categorical columns and scaling of the numeric ones. Explaining the final estimator
 would give one value per one-hot column (``district_harbour``, ``heating_gas``, ...),
-which no one asked about. Put the whole ``Pipeline`` in :class:`~skshapley.ShapleyExplainer` instead:
-the players are then the original columns, and a categorical feature gets one Shapley
-value, whatever the number of its levels.
+which no one asked about. Put the whole ``Pipeline`` in
+:class:`~skshapley.ShapleyExplainer` instead: the players are then the original columns,
+and a categorical feature gets one Shapley value, whatever the number of its levels.
 
 The data are synthetic and seeded: house prices that depend on floor area, age, a
 district (5 names) and the heating type (3 names), the last two as text.
