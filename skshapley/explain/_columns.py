@@ -31,9 +31,9 @@ def _lookup_keys(values):
 class ColumnCodec:
     """Codes for a DataFrame's non-numeric columns (text, categorical, bool, dates).
 
-    Numeric columns pass as floats; every other column's values are numbered in order of
-    first appearance (a pandas categorical column keeps its own categories' order), a
-    missing value being a value of its own (one per column: None, NaN and NA in one
+    Numeric columns pass as floats; a pandas categorical column as its category codes
+    (NaN when missing); every other column's values are numbered in order of first
+    appearance, a missing value being a value of its own (one per column: None, NaN and NA in one
     column all decode to the marker seen first). Codes are exact in float64, so a masked
     batch decodes to the values it was built from.
 
@@ -81,6 +81,20 @@ class ColumnCodec:
         return cls(frame.columns, dtypes, categories)
 
     @property
+    def only_categorical(self):
+        """True when every coded column is a pandas categorical: its numbers are the
+        category codes (NaN when missing), as a tree model trained on it reads them."""
+        import pandas as pd
+
+        return all(isinstance(known, pd.CategoricalDtype)
+                   for known in self.categories.values())
+
+    def missing_allowed_in(self, X):
+        """Whether ``X`` (codes) has NaN only where a categorical column is missing."""
+        plain = [j for j in range(X.shape[1]) if j not in self.categories]
+        return not np.isnan(X[:, plain]).any()
+
+    @property
     def encoded_columns(self):
         """Indices of the columns that are coded rather than passed as numbers."""
         return sorted(self.categories)
@@ -106,8 +120,9 @@ class ColumnCodec:
                     raise ValueError(f"column {name!r} has dtype {column.dtype}, but the "
                                      f"explainer was fitted on {known}.")
                 codes = column.cat.codes.to_numpy()
-                # a missing value is a value of its own: the code after the categories
-                out[:, j] = np.where(codes < 0, len(known.categories), codes)
+                # the category codes themselves, NaN for a missing value: what XGBoost
+                # sees, so that a tree model's own splits can be read off these numbers
+                out[:, j] = np.where(codes < 0, np.nan, codes)
                 continue
             values = column.to_numpy(dtype=object)
             keys = _lookup_keys(values)
@@ -136,9 +151,9 @@ class ColumnCodec:
             if known is None:
                 data[name] = column if dtype == np.float64 else pd.Series(column).astype(dtype)
             elif isinstance(known, pd.CategoricalDtype):
-                codes = column.astype(np.int64)
-                data[name] = pd.Categorical.from_codes(
-                    np.where(codes >= len(known.categories), -1, codes), dtype=known)
+                missing = np.isnan(column) | (column >= len(known.categories))
+                codes = np.where(missing, -1, np.nan_to_num(column)).astype(np.int64)
+                data[name] = pd.Categorical.from_codes(codes, dtype=known)
             else:
                 data[name] = pd.Series(known.take(column.astype(np.int64)), dtype=dtype)
         return pd.DataFrame(data, columns=self.columns)

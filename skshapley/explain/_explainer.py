@@ -333,11 +333,16 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                 "expected (n,) or (n, n_outputs)."
             )
         tree_plan = None
-        if codec is not None and self.method == "tree":
+        # Trees read numbers: a categorical column's codes are what a tree model trained on
+        # the DataFrame splits on (XGBoost); the plan's cross-check on the background
+        # confirms it. Other text columns have no such numbers.
+        trees_can_read = codec is None or codec.only_categorical
+        if not trees_can_read and self.method == "tree":
             names = [codec.columns[j] for j in codec.encoded_columns]
-            raise ValueError(f"method='tree' needs numeric columns; X has the non-numeric "
-                             f"columns {names}. Use method='auto' or encode them first.")
-        if self.method in ("tree", "auto") and codec is None:
+            raise ValueError(f"method='tree' needs numeric or categorical columns; X has "
+                             f"the text columns {names}. Use method='auto' or encode them "
+                             "first.")
+        if self.method in ("tree", "auto") and trees_can_read:
             plan = plan_tree(estimator, self.response_method, background, outputs)
             if not isinstance(plan, str):
                 tree_plan, method = plan, "tree"
@@ -383,8 +388,18 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             )
         validate_data(self, X, dtype=None, ensure_all_finite=False, reset=reset)  # names
         codec, codes = codec.encode(X)
-        return codec, check_array(codes, dtype=np.float64, ensure_all_finite=finite,
-                                  input_name="X")
+        return codec, self._checked_codes(codec, codes, finite, "X")
+
+    @staticmethod
+    def _checked_codes(codec, codes, finite, name):
+        """Infinity never; NaN in a numeric column only if the model takes it (a missing
+        category is NaN among the codes, and the model sees a missing category)."""
+        codes = check_array(codes, dtype=np.float64, ensure_all_finite="allow-nan",
+                            ensure_min_samples=0, input_name=name)
+        if finite is True and not codec.missing_allowed_in(codes):
+            raise ValueError(f"Input {name} contains NaN in a numeric column, which "
+                             "the estimator does not accept.")
+        return codes
 
     def _select_background(self, X, rng, finite, codec):
         """(background rows, codec widened by the background's values)."""
@@ -400,8 +415,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                     f"which has non-numeric columns; got {type(self.background).__name__}."
                 )
             codec, background = codec.encode(self.background)
-            background = check_array(background, dtype=np.float64, ensure_all_finite=finite,
-                                     ensure_min_samples=0, input_name="background")
+            background = self._checked_codes(codec, background, finite, "background")
         else:
             background = check_array(self.background, dtype=np.float64,
                                      ensure_all_finite=finite, ensure_min_samples=0,

@@ -122,7 +122,7 @@ def test_clear_errors():
         explainer.explain(X.to_numpy())
     with pytest.raises(ValueError, match="feature names"):
         explainer.explain(X[list(reversed(X.columns))])
-    with pytest.raises(ValueError, match="method='tree' needs numeric columns"):
+    with pytest.raises(ValueError, match="method='tree' needs numeric or categorical"):
         ShapleyExplainer(_pipeline(), method="tree").fit(X, y)
     with pytest.raises(ValueError, match="must be a DataFrame"):
         ShapleyExplainer(_pipeline(), background=X.to_numpy()[:5]).fit(X, y)
@@ -144,7 +144,9 @@ def test_codec_round_trip_keeps_values_missing_markers_and_dtypes():
     })
     codec = ColumnCodec.from_frame(frame)
     codec, codes = codec.encode(frame)
-    assert codes.dtype == np.float64 and np.isfinite(codes[:, 1:]).all()
+    assert codes.dtype == np.float64 and np.isfinite(codes[:, [1, 2, 3, 5, 6]]).all()
+    # a categorical column is its category codes, NaN when missing (as XGBoost reads it)
+    np.testing.assert_array_equal(codes[:, 4], [1.0, np.nan, 0.0, 1.0])
     back = codec.decode(codes)
     pd.testing.assert_frame_equal(back, frame)
     assert back["text"].iloc[1] is None
@@ -183,3 +185,51 @@ def test_plots_show_the_values_not_their_codes():
     ax = dependence(explanation, "area")  # numbers keep matplotlib's own ticks
     assert not {tick.get_text() for tick in ax.get_xticklabels()} & ticks
     plt.close(ax.figure)
+
+
+def test_categorical_columns_keep_exact_treeshap_for_xgboost():
+    # XGBoost trained on pandas categoricals splits on their codes: the explainer keeps
+    # method="tree" on the DataFrame, equal to XGBoost's own values and to the
+    # model-agnostic exact values (float32 model)
+    xgboost = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    n = 400
+    X = pd.DataFrame({"a": rng.normal(size=n),
+                      "c": pd.Categorical(rng.choice(["u", "v", "w", "x"], n)),
+                      "d": pd.Categorical(rng.choice(["p", "q", "r"], n))})
+    X.loc[::9, "c"] = np.nan
+    y = X["a"] + 2.0 * (X["c"] == "v") + 1.5 * (X["d"] == "q")
+    model = xgboost.XGBRegressor(n_estimators=20, max_depth=3, enable_categorical=True,
+                                 tree_method="hist", max_cat_to_onehot=1, random_state=0)
+    tree = ShapleyExplainer(model, background=30, random_state=0).fit(X, y)
+    exact = ShapleyExplainer(model, method="exact", background=30, random_state=0).fit(X, y)
+    assert tree.method_ == "tree" and exact.method_ == "exact"
+    rows = X.iloc[:12]
+    explained = tree.explain(rows)
+    np.testing.assert_allclose(explained.values, exact.explain(rows).values, atol=1e-5)
+    np.testing.assert_allclose(explained.values.sum(axis=1) + explained.base_values,
+                               tree.estimator_.predict(rows), atol=1e-5)
+    path_dependent = ShapleyExplainer(model, feature_perturbation="tree_path_dependent",
+                                      random_state=0).fit(X, y)
+    contribs = path_dependent.estimator_.get_booster().predict(
+        xgboost.DMatrix(rows, enable_categorical=True), pred_contribs=True)
+    np.testing.assert_allclose(path_dependent.explain(rows).values, contribs[:, :-1],
+                               atol=1e-5)
+
+
+def test_missing_category_reaches_a_pipeline_that_handles_it():
+    X, y = _frame(seed=7)
+    kinds = np.array(X["kind"].astype(object))
+    kinds[::6] = None
+    X["kind"] = pd.Categorical(kinds, categories=["flat", "house"])
+    model = make_pipeline(make_column_transformer(
+        (OneHotEncoder(handle_unknown="ignore"), TEXT), remainder="passthrough"), Ridge())
+    explainer = ShapleyExplainer(model, background=20, random_state=0).fit(X, y)
+    explanation = explainer.explain(X.iloc[:7])
+    assert pd.isna(explanation.display_data[0, 3])
+    np.testing.assert_allclose(explanation.values.sum(axis=1) + explanation.base_values,
+                               explainer.estimator_.predict(X.iloc[:7]), atol=1e-9)
+    bad = X.iloc[:3].copy()
+    bad.loc[bad.index[1], "area"] = np.nan  # NaN in a numeric column: Ridge refuses it
+    with pytest.raises(ValueError, match="NaN in a numeric column"):
+        explainer.explain(bad)
