@@ -466,7 +466,8 @@ def _label_coded_axis(ax, explanation, j, codes):
         return
     ticks = {}
     for code, value in zip(codes, shown, strict=True):
-        ticks.setdefault(code, value)
+        if np.isfinite(code):  # a missing category has no place on the axis
+            ticks.setdefault(code, value)
     positions = sorted(ticks)
     ax.set_xticks(positions, [str(ticks[p]) for p in positions])
 

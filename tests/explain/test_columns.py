@@ -227,6 +227,13 @@ def test_missing_category_reaches_a_pipeline_that_handles_it():
     explainer = ShapleyExplainer(model, background=20, random_state=0).fit(X, y)
     explanation = explainer.explain(X.iloc[:7])
     assert pd.isna(explanation.display_data[0, 3])
+    import matplotlib.pyplot as plt
+
+    from skshapley.plotting import dependence
+
+    ax = dependence(explanation, "kind")  # a missing category has no tick
+    assert {tick.get_text() for tick in ax.get_xticklabels()} == {"flat", "house"}
+    plt.close(ax.figure)
     np.testing.assert_allclose(explanation.values.sum(axis=1) + explanation.base_values,
                                explainer.estimator_.predict(X.iloc[:7]), atol=1e-9)
     bad = X.iloc[:3].copy()
