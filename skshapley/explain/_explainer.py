@@ -165,7 +165,9 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         When ``fit``'s X is a DataFrame with non-numeric columns (text, categorical,
         bool, dates): the numbers that stand for their values. Coalitions are masked on
         the numbers, and the model is called on the DataFrame they stand for, so a
-        Pipeline that encodes text sees text. ``Explanation.data`` holds the numbers.
+        Pipeline that encodes text sees text. A pandas categorical column's numbers are
+        its category codes (NaN when missing), which XGBoost's trees split on.
+        ``Explanation.data`` holds the numbers, ``Explanation.display_data`` the values.
     expected_value_ : float or ndarray (n_outputs,)
         Mean model output over the background, v(∅) of every row.
     n_outputs_ : int
@@ -252,7 +254,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         ----------
         X : array-like or DataFrame (n_samples, n_features)
             A DataFrame may have text, categorical, bool and date columns (see
-            ``codec_``; ``method="tree"`` needs numbers). May hold NaN when the estimator
+            ``codec_``; ``method="tree"`` takes numeric and pandas categorical columns).
+            May hold NaN when the estimator
             takes missing values (scikit-learn's
             ``allow_nan`` tag: HistGradientBoosting, trees, XGBoost, LightGBM, or a
             Pipeline whose first step does, such as an imputer); never infinity.
