@@ -59,6 +59,19 @@ def write_table(path, rows_out, threads, repeats, complete=False):
     print(lines[-1], flush=True)
 
 
+def path_dependent_versus(peer_values, ensemble, rows, kernels, repeats):
+    """(peer seconds, our seconds, max |ours - peer|) for path-dependent SHAP values of
+    ``rows``; ``peer_values()`` computes the peer's (n_rows, n_features) values."""
+    from skshapley.tree import tree_shap
+    from skshapley.tree._api import path_dependent_shap
+
+    prepared = ensemble.prepare(rows)
+    peer = timed(peer_values, repeats)
+    ours = timed(lambda: path_dependent_shap(ensemble, prepared, kernels), repeats)
+    error = np.abs(tree_shap(ensemble, rows).values[..., 0] - peer_values()).max()
+    return peer, ours, error
+
+
 def categorical_row(n_rows, threads, repeats):
     """XGBoost with categorical splits: pred_contribs vs ours on category codes."""
     import numba
@@ -66,8 +79,7 @@ def categorical_row(n_rows, threads, repeats):
     import xgboost
 
     from skshapley.backends import get_backend
-    from skshapley.tree import read_model, tree_shap
-    from skshapley.tree._api import path_dependent_shap
+    from skshapley.tree import read_model
 
     numba.set_num_threads(threads)
     rng = np.random.default_rng(0)
@@ -89,12 +101,9 @@ def categorical_row(n_rows, threads, repeats):
     rows = codes[rng.integers(0, n, n_rows)]
     matrix = xgboost.DMatrix(rows, feature_names=booster.feature_names,
                              feature_types=booster.feature_types, enable_categorical=True)
-    prepared = ensemble.prepare(rows)
-    kernels = get_backend("numba")
-    peer = timed(lambda: booster.predict(matrix, pred_contribs=True), repeats)
-    ours = timed(lambda: path_dependent_shap(ensemble, prepared, kernels), repeats)
-    error = np.abs(tree_shap(ensemble, rows).values[..., 0]
-                   - booster.predict(matrix, pred_contribs=True)[:, :-1]).max()
+    peer, ours, error = path_dependent_versus(
+        lambda: booster.predict(matrix, pred_contribs=True)[:, :-1], ensemble, rows,
+        get_backend("numba"), repeats)
     leaves = int((booster.trees_to_dataframe()["Feature"] == "Leaf").sum())
     name = (f"XGBoost categorical 200 × depth 6 ({leaves:,} leaves → {ensemble.n_paths:,} "
             f"paths; read {read_seconds:.1f} s)")
@@ -125,7 +134,7 @@ def main(argv=None):
 
     from skshapley.backends import get_backend
     from skshapley.tree import read_model, tree_shap
-    from skshapley.tree._api import interventional_shap, path_dependent_shap
+    from skshapley.tree._api import interventional_shap
 
     threads = args.threads
     numba.set_num_threads(threads)
@@ -141,14 +150,10 @@ def main(argv=None):
                                     xgboost.DMatrix(X, label=y), rounds)
             rows = X[rng.integers(0, len(X), args.rows)]
             ensemble = read_model(booster)
-            prepared = ensemble.prepare(rows)
             dmatrix = xgboost.DMatrix(rows)
-            peer = timed(lambda b=booster, m=dmatrix: b.predict(m, pred_contribs=True),
-                         args.repeats)
-            ours = timed(lambda e=ensemble, x=prepared: path_dependent_shap(e, x, kernels),
-                         args.repeats)
-            contribs = booster.predict(dmatrix, pred_contribs=True)[:, :-1]
-            error = np.abs(tree_shap(ensemble, rows).values[..., 0] - contribs).max()
+            peer, ours, error = path_dependent_versus(
+                lambda b=booster, m=dmatrix: b.predict(m, pred_contribs=True)[:, :-1],
+                ensemble, rows, kernels, args.repeats)
             rows_out.append((f"{dataset}-{variant} (XGBoost, {ensemble.n_paths:,} paths)",
                              "XGBoost pred_contribs", args.rows, peer, ours, error))
             write_table(args.output, rows_out, threads, args.repeats)
@@ -160,14 +165,10 @@ def main(argv=None):
         rows = X[rng.integers(0, len(X), args.rows)]
         name = f"RandomForest 100 × depth {depth} ({ensemble.n_paths:,} paths)"
         if not args.interventional_only:
-            prepared = ensemble.prepare(rows)
             explainer = shap.TreeExplainer(forest)
-            peer = timed(lambda e=explainer, r=rows: e.shap_values(r, check_additivity=False),
-                         args.repeats)
-            ours = timed(lambda e=ensemble, x=prepared: path_dependent_shap(e, x, kernels),
-                         args.repeats)
-            error = np.abs(explainer.shap_values(rows, check_additivity=False)
-                           - tree_shap(ensemble, rows).values[..., 0]).max()
+            peer, ours, error = path_dependent_versus(
+                lambda e=explainer, r=rows: e.shap_values(r, check_additivity=False),
+                ensemble, rows, kernels, args.repeats)
             rows_out.append((name, "shap TreeExplainer (path-dependent)", args.rows, peer,
                              ours, error))
         background = X[:100]
