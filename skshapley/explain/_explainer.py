@@ -45,6 +45,14 @@ from skshapley.utils._validation import finite_policy
 _SERIAL_CHUNK = 16
 
 
+def _model_response(estimator, response_method, feature_names, codec):
+    """The explained output as a function of float rows: called on the DataFrame the
+    codes stand for when there is a codec, else (with feature names) on a DataFrame."""
+    predict = make_response_function(estimator, response_method,
+                                     feature_names=None if codec else feature_names)
+    return predict if codec is None else codec.wrap(predict)
+
+
 def _explain_rows(estimator, X, background, *, response_method, feature_names, method,
                   sampler, budget, tol, seed, n_outputs, config, device=None, codec=None):
     """Explain the rows of ``X``; runs inside a joblib worker.
@@ -60,10 +68,7 @@ def _explain_rows(estimator, X, background, *, response_method, feature_names, m
     list of (values, std_errors, empty_value, n_evaluations), one per row
     """
     with config_context(**config):
-        predict = make_response_function(estimator, response_method,
-                                         feature_names=None if codec else feature_names)
-        if codec is not None:  # the model is called on the DataFrame the codes stand for
-            predict = codec.wrap(predict)
+        predict = _model_response(estimator, response_method, feature_names, codec)
         # Stratified allocation looks at the values, so its rows cannot share a game.
         alone = tol is not None or method == "stratified"
         groups = [X[i : i + 1] for i in range(X.shape[0])] if alone else [X]
@@ -315,10 +320,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             )
 
         feature_names = getattr(estimator, "feature_names_in_", None)
-        predict = make_response_function(estimator, self.response_method,
-                                         feature_names=None if codec else feature_names)
-        if codec is not None:
-            predict = codec.wrap(predict)
+        predict = _model_response(estimator, self.response_method, feature_names, codec)
         namespace = resolve_device(self.device)
         if namespace is None:
             outputs = np.asarray(predict(background), dtype=np.float64)

@@ -88,14 +88,18 @@ def _complement(runs):
     return tuple((a, b) for a, b in zip(edges[::2], edges[1::2], strict=True) if a < b)
 
 
-def _xgboost_categorical(table, tree, left, right):
+def _xgboost_categorical(table, tree, left, right, largest):
     """Edges of the tree's categorical splits: codes in the node's set go right, all
-    other values left, missing ones the default way (XGBoost's ``Decision``)."""
+    other values left, missing ones the default way (XGBoost's ``Decision``). Records
+    in ``largest`` (feature -> code) the largest code each feature's splits name."""
     intervals = {}
     categories = tree["categories"]
     for node, start, size in zip(tree["categories_nodes"], tree["categories_segments"],
                                  tree["categories_sizes"], strict=True):
-        chosen = _category_runs(int(c) for c in categories[start:start + size])
+        codes = [int(c) for c in categories[start:start + size]]
+        feature = int(tree["split_indices"][node])
+        largest[feature] = max(largest.get(feature, 0), *codes, 0)
+        chosen = _category_runs(codes)
         intervals[int(right[node])] = chosen
         intervals[int(left[node])] = _complement(chosen)
     for child, union in intervals.items():  # the hull; the union is in `intervals`
@@ -299,13 +303,7 @@ def read_xgboost(model):
             np.asarray(tree["default_left"], bool), np.asarray(tree["sum_hessian"]), leaf,
         )
         if tree.get("categories_nodes"):
-            table = _xgboost_categorical(table, tree, left, right)
-            for node, start, size in zip(tree["categories_nodes"],
-                                         tree["categories_segments"],
-                                         tree["categories_sizes"], strict=True):
-                feature = int(tree["split_indices"][node])
-                codes = [int(c) for c in tree["categories"][start:start + size]]
-                largest[feature] = max(largest.get(feature, 0), *codes, 0)
+            table = _xgboost_categorical(table, tree, left, right, largest)
         tables.append(table)
     probes = _probe_rows(n_features, categories=largest)
     # the booster's own feature names and types, so that it reads the probes as it was
