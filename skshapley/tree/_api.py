@@ -10,6 +10,7 @@ from skshapley._config import get_config
 from skshapley.backends import available_backends, get_backend
 from skshapley.tree._ensemble import MAX_PATTERN_FEATURES, TreeEnsemble
 from skshapley.tree._readers import read_model
+from skshapley.utils import chunk_rows
 
 FEATURE_PERTURBATIONS = ("auto", "tree_path_dependent", "interventional")
 
@@ -145,10 +146,7 @@ PATTERN_BYTES = 16  # a background pattern (uint64) and its count (float64)
 def background_chunk_rows(n_paths, n_background, working_memory=None):
     """Background rows per pass of the interventional kernels, so that the pattern tables
     (n_paths x rows x PATTERN_BYTES) stay within ``working_memory`` MiB; at least one."""
-    if working_memory is None:
-        working_memory = get_config()["working_memory"]
-    rows = int(working_memory * 2**20 // (PATTERN_BYTES * max(n_paths, 1)))
-    return max(1, min(n_background, rows))
+    return min(n_background, chunk_rows(PATTERN_BYTES * max(n_paths, 1), working_memory))
 
 
 def interventional_shap(ensemble, X, background, kernels):
