@@ -391,7 +391,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                 f"with non-numeric columns; pass a DataFrame with the columns "
                 f"{codec.columns}."
             )
-        validate_data(self, X, dtype=None, ensure_all_finite=False, reset=reset)  # names
+        validate_data(self, X, skip_check_array=True, reset=reset)  # names and count only
         codec, codes = codec.encode(X)
         return codec, self._checked_codes(codec, codes, finite, "X")
 
@@ -400,7 +400,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         """Infinity never; NaN in a numeric column only if the model takes it (a missing
         category is NaN among the codes, and the model sees a missing category)."""
         codes = check_array(codes, dtype=np.float64, ensure_all_finite="allow-nan",
-                            ensure_min_samples=0, input_name=name)
+                            ensure_min_samples=0 if name == "background" else 1,
+                            input_name=name)
         if finite is True and not codec.missing_allowed_in(codes):
             raise ValueError(f"Input {name} contains NaN in a numeric column, which "
                              "the estimator does not accept.")
