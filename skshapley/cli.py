@@ -343,26 +343,25 @@ def _print_table(explanation, explainer, out):
 
 
 def _with_text_encoded(model, X):
-    """``model`` behind an encoder of X's text columns, if it has any: ordinal codes as
-    categories for HistGradientBoosting, one-hot columns for any other model. The
+    """``model`` that takes X's text columns, if it has any: HistGradientBoosting with
+    them as its categorical features, any other model behind a one-hot encoder. The
     explainer still explains the text columns themselves (ShapleyExplainer's codec_)."""
     if not hasattr(X, "columns"):
         return model
-    import numpy as np
     from pandas.api.types import is_numeric_dtype
 
     text = [c for c in X.columns if not is_numeric_dtype(X[c])]
     if not text:
         return model
+    if "categorical_features" in model.get_params():
+        # HistGradientBoosting encodes text columns itself, and its trees stay readable
+        # by method="tree" (their codes are the model's own).
+        return model.set_params(categorical_features=text)
     from sklearn.compose import make_column_transformer
     from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
+    from sklearn.preprocessing import OneHotEncoder
 
-    if "categorical_features" in model.get_params():  # HistGradientBoosting*
-        encoder = OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=np.nan)
-        model.set_params(categorical_features=list(range(len(text))))  # they come first
-    else:
-        encoder = OneHotEncoder(handle_unknown="ignore", sparse_output=False)
+    encoder = OneHotEncoder(handle_unknown="ignore", sparse_output=False)
     return make_pipeline(make_column_transformer((encoder, text), remainder="passthrough"),
                          model)
 

@@ -53,6 +53,18 @@ def _model_response(estimator, response_method, feature_names, codec):
     return predict if codec is None else codec.wrap(predict)
 
 
+def _model_rows(feature_names, codec):
+    """The explainer's float rows -> the input the model takes: the DataFrame the codes
+    stand for, a DataFrame with the fitted names, or the rows themselves."""
+    if codec is not None:
+        return codec.decode
+    if feature_names is not None:
+        import pandas as pd
+
+        return lambda rows: pd.DataFrame(rows, columns=list(feature_names))
+    return lambda rows: rows
+
+
 def _explain_rows(estimator, X, background, *, response_method, feature_names, method,
                   sampler, budget, tol, seed, n_outputs, config, device=None, codec=None):
     """Explain the rows of ``X``; runs inside a joblib worker.
@@ -171,7 +183,9 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         bool, dates): the numbers that stand for their values. Coalitions are masked on
         the numbers, and the model is called on the DataFrame they stand for, so a
         Pipeline that encodes text sees text. A pandas categorical column's numbers are
-        its category codes (NaN when missing), which XGBoost's trees split on.
+        its category codes (NaN when missing), which XGBoost's and LightGBM's trees split
+        on; HistGradientBoosting's trees read its own codes of the values, so
+        ``method="tree"`` takes its text columns too.
         ``Explanation.data`` holds the numbers, ``Explanation.display_data`` the values.
     expected_value_ : float or ndarray (n_outputs,)
         Mean model output over the background, v(∅) of every row.
@@ -259,7 +273,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         ----------
         X : array-like or DataFrame (n_samples, n_features)
             A DataFrame may have text, categorical, bool and date columns (see
-            ``codec_``; ``method="tree"`` takes numeric and pandas categorical columns).
+            ``codec_``; ``method="tree"`` takes numeric and pandas categorical columns,
+            and text columns that HistGradientBoosting encodes itself).
             May hold NaN when the estimator
             takes missing values (scikit-learn's
             ``allow_nan`` tag: HistGradientBoosting, trees, XGBoost, LightGBM, or a
@@ -338,17 +353,14 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                 "expected (n,) or (n, n_outputs)."
             )
         tree_plan = None
-        # Trees read numbers: a categorical column's codes are what a tree model trained on
-        # the DataFrame splits on (XGBoost); the plan's cross-check on the background
-        # confirms it. Other text columns have no such numbers.
-        trees_can_read = codec is None or codec.only_categorical
-        if not trees_can_read and self.method == "tree":
-            names = [codec.columns[j] for j in codec.encoded_columns]
-            raise ValueError(f"method='tree' needs numeric or categorical columns; X has "
-                             f"the text columns {names}. Use method='auto' or encode them "
-                             "first.")
-        if self.method in ("tree", "auto") and trees_can_read:
-            plan = plan_tree(estimator, self.response_method, background, outputs)
+        if self.method in ("tree", "auto"):
+            # Trees read numbers: a categorical column's codes are what a tree model
+            # trained on the DataFrame splits on (XGBoost), text columns have none, unless
+            # the model encodes its input itself (HistGradientBoosting); the plan's
+            # cross-check on the background confirms what the trees read.
+            plan = plan_tree(estimator, self.response_method, background, outputs,
+                             _model_rows(feature_names, codec),
+                             codes_are_numbers=codec is None or codec.only_categorical)
             if not isinstance(plan, str):
                 tree_plan, method = plan, "tree"
             elif self.method == "tree":
@@ -505,10 +517,13 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             )
         if getattr(self, "method_", None) == "tree":
             check_is_fitted(self)
-            _, X = self._checked_rows(X, finite_policy(self.estimator_), reset=False)
+            # this call's codec: the fitted one, widened by values it has not seen
+            codec, X = self._checked_rows(X, finite_policy(self.estimator_), reset=False)
             values, base, inter = explain_with_trees(
                 self.tree_ensemble_, self._tree_output_map, X, self.background_,
-                self.feature_perturbation, interactions=interactions)
+                self.feature_perturbation,
+                _model_rows(getattr(self.estimator_, "feature_names_in_", None), codec),
+                interactions=interactions)
             std_errors = np.zeros_like(values)
             n_evaluations = np.zeros(X.shape[0], dtype=np.int64)
         else:

@@ -37,8 +37,24 @@ def response_map(ensemble, response):
             f"response_method={response!r} is not a linear function of it")
 
 
-def plan_tree(estimator, response_method, background, expected_outputs):
+def tree_rows(ensemble, rows, model_rows):
+    """What the ensemble's paths read for the explainer's ``rows`` (float codes): the
+    codes themselves, or, when the model encodes its own input (``input_encoder``),
+    the model input they stand for (``model_rows(rows)``), which ``prepare`` encodes."""
+    return rows if ensemble.input_encoder is None else model_rows(rows)
+
+
+def plan_tree(estimator, response_method, background, expected_outputs, model_rows,
+              *, codes_are_numbers=True):
     """Read the model and map its outputs to the explained response.
+
+    Parameters
+    ----------
+    model_rows : callable
+        The explainer's rows (float codes) -> the model input they stand for.
+    codes_are_numbers : bool
+        Whether the explainer's codes are numbers a tree model can split on (numeric and
+        pandas categorical columns); else only a model with its own encoder is read.
 
     Returns
     -------
@@ -51,12 +67,16 @@ def plan_tree(estimator, response_method, background, expected_outputs):
         ensemble = read_model(estimator)
     except (ValueError, ImportError, AttributeError, KeyError) as err:
         return str(err)
+    if not codes_are_numbers and ensemble.input_encoder is None:
+        return ("its trees read numbers and X has text columns; encode them first (or "
+                "use a model that encodes them itself, like HistGradientBoosting with "
+                "categorical_features)")
     response = resolve_response_method(estimator, response_method)
     matrix = response_map(ensemble, response)
     if isinstance(matrix, str):
         return matrix
     # Cross-check on the background: the mapped raw outputs must be the explained ones.
-    mapped = ensemble.predict_raw(background) @ matrix.T
+    mapped = ensemble.predict_raw(tree_rows(ensemble, background, model_rows)) @ matrix.T
     expected = np.asarray(expected_outputs, np.float64).reshape(mapped.shape)
     scale = max(1.0, float(np.abs(expected).max()))
     if not np.allclose(mapped, expected, atol=1e-5 * scale, rtol=0):
@@ -65,12 +85,13 @@ def plan_tree(estimator, response_method, background, expected_outputs):
     return ensemble, matrix
 
 
-def explain_with_trees(ensemble, matrix, X, background, feature_perturbation,
+def explain_with_trees(ensemble, matrix, X, background, feature_perturbation, model_rows,
                        interactions=False):
     """Values (n, d, k), base values (n, k) and optional interactions (n, d, d, k)."""
+    interventional = feature_perturbation == "interventional"
     result = tree_shap(
-        ensemble, X,
-        background=background if feature_perturbation == "interventional" else None,
+        ensemble, tree_rows(ensemble, X, model_rows),
+        background=tree_rows(ensemble, background, model_rows) if interventional else None,
         feature_perturbation=feature_perturbation, interactions=interactions,
     )
     values = result.values @ matrix.T

@@ -46,16 +46,18 @@ def _outputs(ensemble):
 
 
 def _check_X(X, ensemble, name="X"):
-    X = np.asarray(X)
-    if X.ndim != 2 or X.shape[1] != ensemble.n_features:
+    shape = np.shape(X)
+    if len(shape) != 2 or shape[1] != ensemble.n_features:
         raise ValueError(
             f"{name} must be a 2-D array with {ensemble.n_features} columns (the model's "
-            f"features); got shape {X.shape}."
+            f"features); got shape {shape}."
         )
     try:
         X = ensemble.prepare(X)
     except (TypeError, ValueError) as err:
-        raise ValueError(f"{name} must be numeric: {err}") from None
+        what = ("numeric" if ensemble.input_encoder is None
+                else f"what {ensemble.model_name} takes")
+        raise ValueError(f"{name} must be {what}: {err}") from None
     if np.isinf(X).any():
         raise ValueError(f"{name} contains infinite values; tree models cannot route them "
                          "as the library does, so they are refused.")

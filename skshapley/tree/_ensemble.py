@@ -96,6 +96,10 @@ class TreeEnsemble:
     link : str
         "identity", "logit" (binary margin) or "softmax" (one margin per class).
     model_name : str
+    input_encoder : callable, optional
+        Maps what the model takes (an array or DataFrame) to the numbers its paths test,
+        one column at a time, e.g. a HistGradientBoosting model's ordinal codes of its
+        categorical columns. None: the paths test the input itself.
     """
 
     path_ptr: np.ndarray
@@ -116,6 +120,7 @@ class TreeEnsemble:
     output: str = "value"
     link: str = "identity"
     model_name: str = ""
+    input_encoder: object = None
 
     @property
     def n_paths(self) -> int:
@@ -132,8 +137,9 @@ class TreeEnsemble:
         return int(lengths.max()) if lengths.size else 0
 
     def prepare(self, X) -> np.ndarray:
-        """X as the models compare it: cast to ``input_dtype``, returned as float64."""
-        X = np.asarray(X)
+        """X as the models compare it: through ``input_encoder`` if any, cast to
+        ``input_dtype``, returned as float64."""
+        X = np.asarray(X if self.input_encoder is None else self.input_encoder(X))
         return np.ascontiguousarray(X.astype(self.input_dtype).astype(np.float64))
 
     def satisfied(self, X) -> np.ndarray:

@@ -2,8 +2,8 @@
 
 Every reader ends by checking the IR against the model's own raw output on probe rows
 (:func:`_verify`): a model read inexactly raises instead of being explained silently
-wrong. XGBoost's categorical splits become unions of intervals of category codes
-(:class:`NodeTable` ``intervals``); the other libraries' are refused with a clear error.
+wrong. Categorical splits (XGBoost, LightGBM, HistGradientBoosting) become unions of
+intervals of category codes (:class:`NodeTable` ``intervals``).
 """
 
 from __future__ import annotations
@@ -102,8 +102,17 @@ def _xgboost_categorical(table, tree, left, right, largest):
         chosen = _category_runs(codes)
         intervals[int(right[node])] = chosen
         intervals[int(left[node])] = _complement(chosen)
-    for child, union in intervals.items():  # the hull; the union is in `intervals`
-        table.lower[child], table.upper[child] = union[0][0], union[-1][1]
+    return _with_intervals(table, intervals)
+
+
+def _with_intervals(table, intervals):
+    """``table`` with the edges in ``intervals`` (child node -> union of intervals)
+    followed by values in the union; ``lower``/``upper`` hold its hull."""
+    for child, union in intervals.items():
+        if union:
+            table.lower[child], table.upper[child] = union[0][0], union[-1][1]
+        else:  # no value takes this edge (a missing one still may)
+            table.lower[child] = table.upper[child] = np.inf
     return dataclasses.replace(table, intervals=intervals)
 
 
@@ -160,28 +169,106 @@ def _sklearn_tree_table(tree, scale, classifier):
     )
 
 
+def _bitset_codes(bitset):
+    """Codes set in one of scikit-learn's 256-bit category bitsets (8 x uint32)."""
+    bits = np.unpackbits(np.asarray(bitset, "<u4").view(np.uint8), bitorder="little")
+    return np.flatnonzero(bits).tolist()
+
+
+def _union(*parts):
+    """Sorted union of disjoint unions of half-open intervals, touching ones joined."""
+    out = []
+    for lo, hi in sorted(run for part in parts for run in part):
+        if out and out[-1][1] >= lo:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return tuple(out)
+
+
+def _hist_categorical(table, nodes, left_bitsets, known_bitsets, known_row, feature_of):
+    """Edges of a HistGradientBoosting tree's categorical splits (scikit-learn's
+    ``_predict_one_from_raw_data``): codes in the node's left set go left, other known
+    codes right, and NaN, negative values and unknown codes the missing-value way.
+    A code is the value truncated to an integer; the model's own encoder only ever
+    gives known codes or NaN, so values of 256 and above (undefined in the library's
+    cast) are given the unknown-code way."""
+    intervals = {}
+    for node in np.flatnonzero(nodes["is_categorical"] & ~nodes["is_leaf"]):
+        left_codes = set(_bitset_codes(left_bitsets[nodes["bitset_idx"][node]]))
+        known = set(_bitset_codes(known_bitsets[known_row[feature_of[node]]]))
+        go_left, go_right = _category_runs(left_codes), _category_runs(known - left_codes)
+        unknown = _complement(_category_runs(known | left_codes))
+        if nodes["missing_go_to_left"][node]:
+            go_left = _union(go_left, unknown)
+        else:
+            go_right = _union(go_right, unknown)
+        intervals[int(nodes["left"][node])] = go_left
+        intervals[int(nodes["right"][node])] = go_right
+    return _with_intervals(table, intervals)
+
+
+class HistGradientBoostingInput:
+    """A HistGradientBoosting model's own input encoding with the columns kept in place.
+
+    A model with categorical features runs its input through a fitted preprocessor
+    (ordinal codes for the categorical columns, which it moves first) before its trees
+    see it. The ensemble's paths test the original columns, so this callable gives the
+    codes in the original column order; the Shapley values of a column and of its codes
+    are the same, the encoding being one column at a time.
+    """
+
+    def __init__(self, preprocessor, order):
+        self.preprocessor = preprocessor
+        self.order = np.asarray(order, np.int64)
+
+    def __call__(self, X):
+        encoded = np.asarray(self.preprocessor.transform(X), np.float64)
+        out = np.empty_like(encoded)
+        out[:, self.order] = encoded
+        return out
+
+
 def _hist_gradient_boosting(model):
+    """(node tables, n_outputs, categorical column -> largest code, column order)."""
     predictors = model._predictors
     n_outputs = len(predictors[0])
+    remapped = getattr(model, "_is_categorical_remapped", None)
+    categorical = model.is_categorical_
+    if remapped is None:
+        order = np.arange(model.n_features_in_)
+        largest = {}
+    else:  # the preprocessor puts the categorical columns first (§8.6.3)
+        order = np.r_[np.flatnonzero(categorical), np.flatnonzero(~categorical)]
+        known_bitsets, known_row = model._bin_mapper.make_known_categories_bitsets()
+        largest = {int(order[i]): int(model._bin_mapper.n_bins_non_missing_[i])
+                   for i in np.flatnonzero(remapped)}
     tables = []
     for iteration in predictors:
         for k, predictor in enumerate(iteration):
             nodes = predictor.nodes
-            if np.any(nodes["is_categorical"]):
-                raise ValueError(
-                    "HistGradientBoosting models with categorical splits are not "
-                    "supported by method='tree' yet."
-                )
             leaf = np.zeros((len(nodes), n_outputs))
             leaf[:, k] = np.where(nodes["is_leaf"], nodes["value"], 0.0)
             left = np.where(nodes["is_leaf"], -1, nodes["left"].astype(np.int64))
             right = np.where(nodes["is_leaf"], -1, nodes["right"].astype(np.int64))
-            tables.append(_table_from_children(
-                left, right, nodes["feature_idx"],
+            table = _table_from_children(
+                left, right, order[nodes["feature_idx"]],
                 _le_threshold_float64(nodes["num_threshold"]), nodes["missing_go_to_left"],
                 nodes["count"], leaf,
-            ))
-    return tables, n_outputs
+            )
+            if np.any(nodes["is_categorical"] & ~nodes["is_leaf"]):
+                table = _hist_categorical(table, nodes, predictor.raw_left_cat_bitsets,
+                                          known_bitsets, known_row, nodes["feature_idx"])
+            tables.append(table)
+    return tables, n_outputs, largest, order
+
+
+def _hist_raw_output(model, X):
+    """The model's raw output on rows already in its trees' input space (codes)."""
+    raw = np.zeros((X.shape[0], model.n_trees_per_iteration_)) + model._baseline_prediction
+    model._predict_iterations(np.ascontiguousarray(X), model._predictors, raw,
+                              is_binned=False, n_threads=1)
+    return raw
 
 
 def read_sklearn(model):
@@ -233,12 +320,23 @@ def read_sklearn(model):
         return _with_offset(tables, raw, probes, n_features, n_outputs, np.float32, name,
                             classifier)
     if isinstance(model, (HistGradientBoostingRegressor, HistGradientBoostingClassifier)):
-        tables, n_outputs = _hist_gradient_boosting(model)
-        raw = model.decision_function(probes) if classifier else model._raw_predict(probes)
+        tables, n_outputs, largest, order = _hist_gradient_boosting(model)
         link = None if classifier or model.loss in ("squared_error", "absolute_error",
                                                     "quantile") else "other"
-        return _with_offset(tables, raw, probes, n_features, n_outputs, np.float64, name,
-                            classifier, link=link)
+        if not largest:
+            raw = model.decision_function(probes) if classifier else model._raw_predict(probes)
+            return _with_offset(tables, raw, probes, n_features, n_outputs, np.float64, name,
+                                classifier, link=link)
+        # Checked in the trees' own input space (codes in the original column order), then
+        # given the model's encoder, so that the ensemble takes what the model takes.
+        probes = _probe_rows(n_features, categories=largest)
+        # fractional codes truncate; 256 and above is undefined in the library's cast
+        probes[:4, list(largest)] = np.abs(probes[:4, list(largest)]) % 256
+        raw = _hist_raw_output(model, probes[:, order])
+        ensemble = _with_offset(tables, raw, probes, n_features, n_outputs, np.float64,
+                                name, classifier, link=link)
+        return dataclasses.replace(
+            ensemble, input_encoder=HistGradientBoostingInput(model._preprocessor, order))
     raise ValueError(f"{name} is not a tree model that method='tree' can read.")
 
 
@@ -330,6 +428,22 @@ def read_xgboost(model):
 # --------------------------------------------------------------------------- LightGBM
 
 
+def _lightgbm_categorical(node, left, right, intervals, largest):
+    """A LightGBM categorical split (``decision_type == "=="``): the value truncated
+    towards zero to an integer code goes left if the node lists it; NaN, negative codes
+    and the rest go right (LightGBM's ``CategoricalDecision``). Truncation sends
+    (-1, 0) to code 0, so code 0's interval starts just above -1."""
+    codes = [int(code) for code in str(node["threshold"]).split("||")]
+    feature = int(node["split_feature"])
+    largest[feature] = max(largest.get(feature, 0), *codes)
+    go_left = _category_runs(codes)
+    if go_left and go_left[0][0] == 0.0:
+        go_left = ((float(np.nextafter(-1.0, 0.0)), go_left[0][1]),) + go_left[1:]
+    intervals[left], intervals[right] = go_left, _complement(go_left)
+    return (left, right, feature, np.inf, False, float(node["internal_count"]), 0.0,
+            MISSING_NAN)
+
+
 def read_lightgbm(model):
     """TreeEnsemble of a LightGBM ``Booster`` or sklearn wrapper (``dump_model``)."""
     booster = model.booster_ if hasattr(model, "booster_") else model
@@ -338,21 +452,26 @@ def read_lightgbm(model):
     n_features = int(dump["max_feature_idx"]) + 1
     n_outputs = int(dump.get("num_tree_per_iteration", 1))
     tables = []
+    largest = {}  # categorical feature -> largest code its splits name
     for t, info in enumerate(dump["tree_info"]):
         nodes = []  # (left, right, feature, cut, default_left, cover, value, mode)
+        intervals = {}  # edges of categorical splits
 
-        def visit(node, nodes=nodes):
+        def visit(node, nodes=nodes, intervals=intervals):
             index = len(nodes)
             nodes.append(None)
             if "leaf_value" in node or "split_index" not in node:
                 nodes[index] = (-1, -1, 0, 0.0, False, float(node.get("leaf_count", 1)),
                                 float(node.get("leaf_value", 0.0)), MISSING_NAN)
                 return index
-            if node["decision_type"] != "<=":
-                raise ValueError("LightGBM models with categorical splits are not supported "
-                                 "by method='tree' yet.")
+            if node["decision_type"] not in ("<=", "=="):
+                raise ValueError(f"LightGBM decision type {node['decision_type']!r} is not "
+                                 "supported by method='tree'.")
             left = visit(node["left_child"], nodes)
             right = visit(node["right_child"], nodes)
+            if node["decision_type"] == "==":
+                nodes[index] = _lightgbm_categorical(node, left, right, intervals, largest)
+                return index
             cut = float(_le_threshold_float64(node["threshold"]))
             missing_type = node.get("missing_type", "None")
             default_left = bool(node["default_left"])
@@ -370,14 +489,15 @@ def read_lightgbm(model):
         columns = list(zip(*nodes, strict=True))
         leaf = np.zeros((len(nodes), n_outputs))
         leaf[:, t % n_outputs] = columns[6]
-        tables.append(_table_from_children(columns[0], columns[1], columns[2], columns[3],
-                                           columns[4], columns[5], leaf,
-                                           missing_mode=np.asarray(columns[7], np.uint8)))
+        table = _table_from_children(columns[0], columns[1], columns[2], columns[3],
+                                     columns[4], columns[5], leaf,
+                                     missing_mode=np.asarray(columns[7], np.uint8))
+        tables.append(_with_intervals(table, intervals) if intervals else table)
     if dump.get("average_output", False):
         n_iterations = len(tables) // n_outputs
         tables = [NodeTable(**{**t.__dict__, "leaf_values": t.leaf_values / n_iterations})
                   for t in tables]
-    probes = _probe_rows(n_features)
+    probes = _probe_rows(n_features, categories=largest)
     raw = booster.predict(probes, raw_score=True)
     objective = str(dump.get("objective", "regression")).split()[0]
     classifier = objective in ("binary", "multiclass", "multiclassova", "cross_entropy")

@@ -122,7 +122,8 @@ def test_clear_errors():
         explainer.explain(X.to_numpy())
     with pytest.raises(ValueError, match="feature names"):
         explainer.explain(X[list(reversed(X.columns))])
-    with pytest.raises(ValueError, match="method='tree' needs numeric or categorical"):
+    with pytest.raises(ValueError, match="method='tree' cannot explain this model exactly: "
+                                         "Pipeline is not a tree model"):
         ShapleyExplainer(_pipeline(), method="tree").fit(X, y)
     with pytest.raises(ValueError, match="must be a DataFrame"):
         ShapleyExplainer(_pipeline(), background=X.to_numpy()[:5]).fit(X, y)
@@ -215,6 +216,56 @@ def test_categorical_columns_keep_exact_treeshap_for_xgboost():
         xgboost.DMatrix(rows, enable_categorical=True), pred_contribs=True)
     np.testing.assert_allclose(path_dependent.explain(rows).values, contribs[:, :-1],
                                atol=1e-5)
+
+
+@pytest.mark.parametrize("categorical_features", ["from_dtype", TEXT])
+def test_hist_gradient_boosting_text_columns_keep_exact_treeshap(categorical_features):
+    # HistGradientBoosting encodes its categorical columns itself (text, bool and pandas
+    # categoricals): method="tree" reads its trees through that encoder and equals the
+    # model-agnostic exact values; unseen and missing values included
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    X, y = _frame(seed=11)
+    if categorical_features == "from_dtype":  # only the pandas categorical
+        X = X.drop(columns=["district", "heated"])
+    model = HistGradientBoostingRegressor(max_iter=25, categorical_features=categorical_features,
+                                          random_state=0)
+    tree = ShapleyExplainer(model, background=25, random_state=0).fit(X, y)
+    exact = ShapleyExplainer(model, method="exact", background=25, random_state=0).fit(X, y)
+    assert tree.method_ == "tree" and tree.tree_ensemble_.input_encoder is not None
+    rows = X.iloc[:10].copy()
+    if "district" in rows:
+        rows.loc[rows.index[2], "district"] = "west"  # unseen by the model
+        rows.loc[rows.index[4], "district"] = None
+    explained = tree.explain(rows)
+    np.testing.assert_allclose(explained.values, exact.explain(rows).values, atol=1e-9)
+    np.testing.assert_allclose(explained.values.sum(axis=1) + explained.base_values,
+                               tree.estimator_.predict(rows), atol=1e-9)
+    path_dependent = ShapleyExplainer(model, feature_perturbation="tree_path_dependent",
+                                      random_state=0).fit(X, y)
+    explanation = path_dependent.explain(rows, interactions=True)
+    np.testing.assert_allclose(explanation.values.sum(axis=1) + explanation.base_values,
+                               path_dependent.estimator_.predict(rows), atol=1e-9)
+    np.testing.assert_allclose(explanation.interactions.sum(axis=2), explanation.values,
+                               atol=1e-9)
+    assert pickle.loads(pickle.dumps(tree)).transform(rows).shape == (10, X.shape[1])
+
+
+def test_lightgbm_categorical_columns_keep_exact_treeshap():
+    # LightGBM maps a pandas categorical to its category codes, as the explainer does
+    lightgbm = pytest.importorskip("lightgbm")
+    X, y = _frame(seed=12)
+    X = X.drop(columns=["district", "heated"])
+    X["kind"] = pd.Categorical(np.where(np.arange(len(X)) % 7 == 0, None, X["kind"]),
+                               categories=["flat", "house"])
+    model = lightgbm.LGBMRegressor(n_estimators=20, num_leaves=8, min_data_per_group=5,
+                                   verbose=-1)
+    tree = ShapleyExplainer(model, background=25, random_state=0).fit(X, y)
+    exact = ShapleyExplainer(model, method="exact", background=25, random_state=0).fit(X, y)
+    assert tree.method_ == "tree"
+    rows = X.iloc[:10]
+    np.testing.assert_allclose(tree.explain(rows).values, exact.explain(rows).values,
+                               atol=1e-9)
 
 
 def test_missing_category_reaches_a_pipeline_that_handles_it():

@@ -525,3 +525,228 @@ def test_auto_backend_without_a_gpu_runs_on_the_cpu():
         auto = tree_shap(model, X[:20])
     np.testing.assert_allclose(auto.values, tree_shap(model, X[:20], backend="numba").values,
                                atol=1e-12)
+
+
+def _categorical_hist(pd, *, classes=0, seed=0):
+    """A HistGradientBoosting model with a pandas categorical and a text column as
+    categorical features (not first: the model moves them first), and rows with
+    missing and unseen values."""
+    rng = np.random.default_rng(seed)
+    n = 800
+    frame = pd.DataFrame({"a": rng.normal(size=n),
+                          "c": pd.Categorical(rng.choice(list("uvwxyz"), n)),
+                          "b": rng.normal(size=n),
+                          "s": rng.choice(["p", "q", "r", "t"], n).astype(object)})
+    frame.loc[::13, "c"] = np.nan
+    c, s = frame["c"].astype(object), frame["s"]
+    y = (frame["a"] + 2.0 * c.isin(["v", "x", "y"]) + 1.5 * (s == "q")
+         + (c == "z") * (frame["b"] > 0)).to_numpy(float)
+    options = dict(max_iter=20, max_depth=4, categorical_features=["c", "s"], random_state=0)
+    if classes:
+        from sklearn.ensemble import HistGradientBoostingClassifier as Model
+
+        y = np.digitize(y, np.quantile(y, np.linspace(0, 1, classes + 1)[1:-1]))
+    else:
+        Model = HistGradientBoostingRegressor
+    model = Model(**options).fit(frame, y)
+    rows = frame.iloc[:40].copy()
+    rows.loc[rows.index[3], "s"] = "unseen"
+    rows.loc[rows.index[5], "s"] = None
+    return model, frame, rows
+
+
+def _with_columns_of(frame, row, columns):
+    """``frame`` with ``columns`` set to ``row``'s values (dtypes kept)."""
+    mixed = frame.copy()
+    for name in columns:
+        mixed[name] = pd_series_like(frame[name], row[name])
+    return mixed
+
+
+def pd_series_like(column, value):
+    import pandas as pd
+
+    return pd.Series([value] * len(column), index=column.index, dtype=column.dtype)
+
+
+def _hist_expectation(model, predictor, encoded, original, mask):
+    """E[f(x) | x_S] by the recursion of §8.1.1 on a HistGradientBoosting predictor,
+    routing as scikit-learn documents (independent of the IR): ``encoded`` is the row in
+    the predictor's columns, ``original[f]`` the frame column of its column f."""
+    nodes = predictor.nodes
+    known, known_row = model._bin_mapper.make_known_categories_bitsets()
+
+    def in_bitset(bitset, code):
+        return bool(bitset[code // 32] >> (code % 32) & 1)
+
+    def goes_left(node, value):
+        if np.isnan(value):
+            return bool(nodes["missing_go_to_left"][node])
+        if nodes["is_categorical"][node]:
+            code = int(value)
+            if value >= 0 and in_bitset(predictor.raw_left_cat_bitsets[
+                    nodes["bitset_idx"][node]], code):
+                return True
+            if value >= 0 and in_bitset(known[known_row[nodes["feature_idx"][node]]], code):
+                return False
+            return bool(nodes["missing_go_to_left"][node])  # unknown: as missing
+        return value <= nodes["num_threshold"][node]
+
+    def walk(node):
+        if nodes["is_leaf"][node]:
+            return nodes["value"][node]
+        f, left, right = nodes["feature_idx"][node], nodes["left"][node], nodes["right"][node]
+        if mask >> int(original[f]) & 1:
+            return walk(left if goes_left(node, encoded[f]) else right)
+        count = nodes["count"]
+        return (count[left] * walk(left) + count[right] * walk(right)) / count[node]
+
+    return walk(0)
+
+
+def test_hist_gradient_boosting_categorical_path_dependent_by_enumeration():
+    pd = pytest.importorskip("pandas")
+    model, frame, rows = _categorical_hist(pd)
+    # the predictors' columns: the preprocessor's outputs, transformer by transformer
+    preprocessor = model._preprocessor
+    original = np.concatenate([preprocessor._transformer_to_input_indices[name]
+                               for name, _, _ in preprocessor.transformers_])
+    assert original.tolist() == [1, 3, 0, 2]  # the categorical columns were moved
+    encoded = model._preprocessor.transform(rows)
+    result = tree_shap(model, rows.iloc[:6])
+    baseline = float(np.ravel(model._baseline_prediction)[0])
+    for i in range(6):
+        def game(mask, x=encoded[i]):
+            return baseline + sum(_hist_expectation(model, predictors[0], x, original, mask)
+                                  for predictors in model._predictors)
+
+        phi, base = _shapley_from_game(game, frame.shape[1])
+        np.testing.assert_allclose(result.values[i, :, 0], phi, atol=1e-10)
+        np.testing.assert_allclose(result.base_values[i, 0], base, atol=1e-10)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_hist_gradient_boosting_categorical_interventional_by_enumeration(backend):
+    pd = pytest.importorskip("pandas")
+    model, frame, rows = _categorical_hist(pd, seed=1)
+    explained, background = rows.iloc[:6], frame.iloc[100:125]
+    result = tree_shap(model, explained, background=background, backend=backend)
+    columns = list(frame.columns)
+    for i in range(len(explained)):
+        def game(mask, x=explained.iloc[i]):
+            chosen = [name for j, name in enumerate(columns) if mask >> j & 1]
+            return model.predict(_with_columns_of(background, x, chosen)).mean()
+
+        phi, base = _shapley_from_game(game, len(columns))
+        np.testing.assert_allclose(result.values[i, :, 0], phi, atol=1e-10)
+        np.testing.assert_allclose(result.base_values[i, 0], base, atol=1e-10)
+
+
+def test_hist_gradient_boosting_categorical_classifier_and_interactions():
+    pd = pytest.importorskip("pandas")
+    model, _, rows = _categorical_hist(pd, classes=3, seed=2)
+    result = tree_shap(model, rows, interactions=True)
+    margins = model.decision_function(rows)
+    np.testing.assert_allclose(result.values.sum(axis=1) + result.base_values, margins,
+                               atol=1e-10)
+    np.testing.assert_allclose(result.interactions.sum(axis=2), result.values, atol=1e-10)
+    np.testing.assert_allclose(result.interactions, np.swapaxes(result.interactions, 1, 2),
+                               atol=1e-12)
+
+
+def test_hist_gradient_boosting_categorical_numbers_are_encoded_by_the_model():
+    # categorical values given as arbitrary numbers (not codes) in the middle column
+    rng = np.random.default_rng(3)
+    n = 600
+    levels = np.array([-4.0, 10.0, 20.0, 35.5, 70.0])
+    X = np.column_stack([rng.normal(size=n), rng.choice(levels, n), rng.normal(size=n)])
+    y = X[:, 0] + np.isin(X[:, 1], [10.0, 70.0]) * 2.0 - (X[:, 1] == 35.5) * X[:, 2]
+    mask = np.array([False, True, False])
+    model = HistGradientBoostingRegressor(max_iter=20, categorical_features=mask,
+                                          random_state=0).fit(X, y)
+    rows = X[:8].copy()
+    rows[0, 1], rows[1, 1], rows[2, 1] = np.nan, 11.0, 3.0  # missing, unseen, unseen
+    background = X[50:70]
+    result = tree_shap(model, rows, background=background)
+    for i in range(len(rows)):
+        def game(mask, x=rows[i]):
+            Z = background.copy()
+            columns = [j for j in range(3) if mask >> j & 1]
+            Z[:, columns] = x[columns]
+            return model.predict(Z).mean()
+
+        phi, base = _shapley_from_game(game, 3)
+        np.testing.assert_allclose(result.values[i, :, 0], phi, atol=1e-10)
+        np.testing.assert_allclose(result.base_values[i, 0], base, atol=1e-10)
+    path_dependent = tree_shap(model, rows)
+    np.testing.assert_allclose(path_dependent.values.sum(axis=1)[:, 0]
+                               + path_dependent.base_values[:, 0], model.predict(rows),
+                               atol=1e-10)
+
+
+def test_hist_gradient_boosting_categorical_input_errors():
+    pd = pytest.importorskip("pandas")
+    model, frame, rows = _categorical_hist(pd)
+    with pytest.raises(ValueError, match="4 columns"):
+        tree_shap(model, rows.iloc[:, :3])
+    with pytest.raises(ValueError, match="X must be what HistGradientBoostingRegressor takes"):
+        tree_shap(model, rows.rename(columns={"s": "other"}))
+
+
+def _categorical_lightgbm(lightgbm, *, classes=0, seed=0):
+    """A LightGBM model with categorical splits on codes (columns 1 and 2), and rows with
+    missing, negative, fractional (truncated, (-1, 0) to code 0) and unseen codes."""
+    rng = np.random.default_rng(seed)
+    n = 1500
+    X = np.column_stack([rng.normal(size=n), rng.integers(0, 12, n), rng.integers(0, 5, n)]
+                        ).astype(float)
+    X[::11, 1] = np.nan
+    y = X[:, 0] + 2.0 * np.isin(X[:, 1], [0, 3, 5, 9]) + (X[:, 2] == 3) * X[:, 0]
+    options = dict(n_estimators=20, num_leaves=8, min_data_per_group=5, cat_smooth=1.0,
+                   verbose=-1)
+    if classes:
+        model = lightgbm.LGBMClassifier(**options).fit(
+            X, np.digitize(y, np.quantile(y, np.linspace(0, 1, classes + 1)[1:-1])),
+            categorical_feature=[1, 2])
+    else:
+        model = lightgbm.LGBMRegressor(**options).fit(X, y, categorical_feature=[1, 2])
+    rows = X[:40].copy()
+    rows[1, 1], rows[2, 1], rows[3, 1], rows[4, 1], rows[5, 2] = -0.5, -1.0, 2.7, 20.0, np.nan
+    return model, rows
+
+
+@pytest.mark.parametrize("classes", [0, 3])
+def test_lightgbm_categorical_splits_match_pred_contrib(classes):
+    lightgbm = pytest.importorskip("lightgbm")
+    model, rows = _categorical_lightgbm(lightgbm, classes=classes)
+    assert any(node.get("decision_type") == "=="
+               for node in _lightgbm_nodes(model.booster_.dump_model()))
+    ours = tree_shap(model, rows)
+    contrib = model.booster_.predict(rows, pred_contrib=True).reshape(len(rows), -1, 4)
+    np.testing.assert_allclose(np.moveaxis(ours.values, 2, 1), contrib[..., :-1], atol=1e-10)
+    np.testing.assert_allclose(ours.base_values, contrib[..., -1], atol=1e-10)
+
+
+def _lightgbm_nodes(dump):
+    stack = [info["tree_structure"] for info in dump["tree_info"]]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(node[side] for side in ("left_child", "right_child") if side in node)
+
+
+def test_lightgbm_categorical_interventional_matches_enumeration():
+    lightgbm = pytest.importorskip("lightgbm")
+    model, rows = _categorical_lightgbm(lightgbm, seed=1)
+    explained, background = rows[:6], rows[10:35]
+    result = tree_shap(model, explained, background=background)
+    for i in range(len(explained)):
+        def game(mask, x=explained[i]):
+            Z = background.copy()
+            columns = [j for j in range(3) if mask >> j & 1]
+            Z[:, columns] = x[columns]
+            return model.predict(Z, raw_score=True).mean()
+
+        phi, base = _shapley_from_game(game, 3)
+        np.testing.assert_allclose(result.values[i, :, 0], phi, atol=1e-10)
+        np.testing.assert_allclose(result.base_values[i, 0], base, atol=1e-10)
