@@ -32,14 +32,31 @@ from skshapley.backends._gpu_common import (
     THREADS_PER_BLOCK,
     LayoutCache,
 )
-from skshapley.backends._tree_numpy import SHAPLEY_WEIGHTS
+from skshapley.backends._tree_numpy import (
+    CATEGORY_SET,
+    SET_CODES,
+    SET_WORD_BITS,
+    SHAPLEY_WEIGHTS,
+)
 
-_SOURCE = r"""
+_CONSTANTS = f"""
+#define CATEGORY_SET {CATEGORY_SET}
+#define SET_CODES {SET_CODES}
+#define SET_WORD_BITS {SET_WORD_BITS}
+"""
+
+_SOURCE = _CONSTANTS + r"""
 __device__ __forceinline__ double one_fraction(double x, int f, double lo, double hi,
                                                unsigned char miss, unsigned char mode) {
     if (f < 0) return 1.0;
     bool missing = isnan(x) || (mode == 1 && x > -1e-35 && x <= 1e-35);
     if (missing) return (double)miss;
+    if (mode == CATEGORY_SET) {  // the set of x's atom, in the bits of lo and hi
+        int atom = x >= SET_CODES ? SET_CODES : x >= 0.0 ? (int)x
+                 : x > -1.0 ? SET_CODES + 1 : SET_CODES + 2;
+        unsigned long long word = (unsigned long long)(atom < SET_WORD_BITS ? lo : hi);
+        return (double)((word >> (atom % SET_WORD_BITS)) & 1ull);
+    }
     return (lo <= x && x < hi) ? 1.0 : 0.0;
 }
 

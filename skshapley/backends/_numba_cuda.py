@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import cuda, float64, int32, int64
+from numba import cuda, float64, int32, int64, uint64
 
 from skshapley.backends._gpu_common import (
     ROWS_PER_WARP,
@@ -29,6 +29,7 @@ from skshapley.backends._gpu_common import (
     LayoutCache,
 )
 from skshapley.backends._numpy import subset_gain_lstsq
+from skshapley.backends._tree_numpy import CATEGORY_SET, SET_CODES, SET_WORD_BITS
 
 MAX_LONG_PATH = 64
 
@@ -54,6 +55,17 @@ def _one_fraction(x, f, lower, upper, miss, mode):
         return 1.0
     if math.isnan(x) or (mode == 1 and -1e-35 < x <= 1e-35):
         return float64(miss)
+    if mode == CATEGORY_SET:  # the set of x's atom, in the bits of lower/upper
+        if x >= SET_CODES:
+            atom = SET_CODES
+        elif x >= 0.0:
+            atom = int(x)
+        elif x > -1.0:
+            atom = SET_CODES + 1
+        else:
+            atom = SET_CODES + 2
+        word = uint64(lower) if atom < SET_WORD_BITS else uint64(upper)
+        return float64((word >> uint64(atom % SET_WORD_BITS)) & uint64(1))
     return 1.0 if lower <= x < upper else 0.0
 
 

@@ -18,10 +18,13 @@ import numpy as np
 from numba import njit, prange
 
 from skshapley.backends._tree_numpy import (
+    CATEGORY_SET,
     LEGENDRE_NODES,
     LEGENDRE_WEIGHTS,
     LIGHTGBM_ZERO_THRESHOLD,
     MISSING_NAN_OR_ZERO,
+    SET_CODES,
+    SET_WORD_BITS,
     SHAPLEY_WEIGHTS,
 )
 
@@ -31,9 +34,26 @@ DIRECT_PATTERNS = 1024  # paths of up to 10 elements count background patterns b
 
 
 @njit(cache=True, inline="always")
+def _in_category_set(x, lower, upper):
+    """Whether x's atom is in the set held by ``lower``/``upper`` (CATEGORY_SET)."""
+    if x >= SET_CODES:
+        atom = SET_CODES
+    elif x >= 0.0:
+        atom = int(x)
+    elif x > -1.0:
+        atom = SET_CODES + 1
+    else:
+        atom = SET_CODES + 2
+    word = np.uint64(lower) if atom < SET_WORD_BITS else np.uint64(upper)
+    return (word >> np.uint64(atom % SET_WORD_BITS)) & np.uint64(1) != 0
+
+
+@njit(cache=True, inline="always")
 def _satisfied(x, lower, upper, missing_branch, missing_mode):
     if x != x:  # NaN
         return missing_branch != 0
+    if missing_mode == CATEGORY_SET:
+        return _in_category_set(x, lower, upper)
     zero = -LIGHTGBM_ZERO_THRESHOLD < x <= LIGHTGBM_ZERO_THRESHOLD
     if missing_mode == MISSING_NAN_OR_ZERO and zero:
         return missing_branch != 0

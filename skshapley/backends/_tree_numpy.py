@@ -25,6 +25,15 @@ from scipy.special import gammaln
 MISSING_NAN = 0
 MISSING_NAN_OR_ZERO = 1
 LIGHTGBM_ZERO_THRESHOLD = 1e-35
+# A categorical split's set of codes that is not one interval (§8.9, GPUTreeShap's
+# bitset elements): NaN is missing, and any other x satisfies the element iff the
+# "atom" of x is in a set of up to 106 atoms whose bits ``lower`` and ``upper`` hold as
+# exact integers below 2**53 (SET_WORD_BITS each). Atoms: [k, k + 1) for the codes
+# k < SET_CODES (atom k), [SET_CODES, inf) (atom SET_CODES), (-1, 0) (SET_CODES + 1) and
+# (-inf, -1] (SET_CODES + 2): what the libraries' casts of x to a code tell apart.
+CATEGORY_SET = 2
+SET_WORD_BITS = 53
+SET_CODES = 2 * SET_WORD_BITS - 3
 MAX_QUADRATURE = 32  # nodes; exact for paths of up to 64 distinct features
 
 
@@ -54,20 +63,52 @@ def _shapley_weight_table(size=65):
 SHAPLEY_WEIGHTS = _shapley_weight_table()
 
 
-def _satisfied(x, lower, upper, missing_branch, missing_mode):
+def category_set_words(union):
+    """``(lower, upper)`` holding the atoms of a union of half-open intervals as a
+    ``CATEGORY_SET`` element, or None when its edges are not between atoms."""
+    edges = np.r_[-np.inf, np.nextafter(-1.0, 0.0), np.arange(SET_CODES + 1.0), np.inf]
+    atom_between = np.r_[SET_CODES + 2, SET_CODES + 1, np.arange(SET_CODES + 1)]
+    bits = 0
+    for lo, hi in union:
+        a, b = np.searchsorted(edges, [lo, hi])
+        if b >= len(edges) or edges[a] != lo or edges[b] != hi:
+            return None
+        for atom in atom_between[a:b]:
+            bits |= 1 << int(atom)
+    low_mask = (1 << SET_WORD_BITS) - 1
+    return float(bits & low_mask), float(bits >> SET_WORD_BITS)
+
+
+def _in_category_set(x, lower, upper):
+    """Vectorised membership test of ``CATEGORY_SET`` elements (x not NaN)."""
+    with np.errstate(invalid="ignore"):
+        atom = np.where(x >= SET_CODES, SET_CODES,
+                        np.where(x >= 0, np.floor(np.clip(x, 0, SET_CODES)),
+                                 np.where(x > -1, SET_CODES + 1, SET_CODES + 2)))
+    atom = np.nan_to_num(atom).astype(np.uint64)
+    word = np.where(atom < SET_WORD_BITS, lower, upper).astype(np.uint64)
+    return ((word >> (atom % np.uint64(SET_WORD_BITS))) & np.uint64(1)).astype(bool)
+
+
+def elements_satisfied(x, lower, upper, missing_branch, missing_mode):
     """bool (n_rows, u): elements satisfied by each row; x is (n_rows, u)."""
     missing = np.isnan(x)
     zero = missing_mode == MISSING_NAN_OR_ZERO
     missing = missing | (zero & (x > -LIGHTGBM_ZERO_THRESHOLD) & (x <= LIGHTGBM_ZERO_THRESHOLD))
     with np.errstate(invalid="ignore"):
         inside = (lower <= x) & (x < upper)
+    sets = np.broadcast_to(missing_mode == CATEGORY_SET, inside.shape)
+    if sets.any():
+        lo, hi = np.broadcast_arrays(lower, upper, x)[:2]
+        inside = inside.copy()
+        inside[sets] = _in_category_set(x[sets], lo[sets], hi[sets])
     return np.where(missing, missing_branch.astype(bool), inside)
 
 
 def _path_elements(X, p, path_ptr, feature, lower, upper, missing_branch, missing_mode):
     start, stop = path_ptr[p], path_ptr[p + 1]
     f = feature[start:stop]
-    o = _satisfied(X[:, f], lower[start:stop], upper[start:stop],
+    o = elements_satisfied(X[:, f], lower[start:stop], upper[start:stop],
                    missing_branch[start:stop], missing_mode[start:stop])
     return f, o.astype(np.float64)
 

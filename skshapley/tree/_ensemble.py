@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from skshapley.backends._tree_numpy import (  # noqa: F401  (re-exported for readers)
-    LIGHTGBM_ZERO_THRESHOLD,
+    CATEGORY_SET,
     MISSING_NAN,
     MISSING_NAN_OR_ZERO,
+    category_set_words,
+    elements_satisfied,
 )
 
 # Paths with more distinct features than this cannot be handled by the bit-pattern
@@ -75,10 +77,13 @@ class TreeEnsemble:
         Elements of path p are ``path_ptr[p]:path_ptr[p + 1]`` (sorted by feature).
     feature : int32 (n_elements,)
     lower, upper : float64 (n_elements,)
-        The element is satisfied iff lower <= x < upper.
+        The element is satisfied iff lower <= x < upper; for a ``CATEGORY_SET`` element
+        they hold the bits of its set of codes instead.
     missing_branch : uint8 (n_elements,)
         1 if a missing value satisfies the element.
     missing_mode : uint8 (n_elements,)
+        ``MISSING_NAN``, ``MISSING_NAN_OR_ZERO`` or ``CATEGORY_SET`` (NaN is missing;
+        see ``skshapley.backends._tree_numpy``).
     zero_fraction : float64 (n_elements,)
         Product of cover ratios c_child / c_parent of the merged edges (z of §8.1).
     out_ptr : int64 (n_paths + 1,), out_index : int32, out_value : float64
@@ -144,13 +149,8 @@ class TreeEnsemble:
 
     def satisfied(self, X) -> np.ndarray:
         """bool (n_rows, n_elements): which elements each row satisfies (x prepared)."""
-        x = X[:, self.feature]
-        missing = np.isnan(x)
-        zero = self.missing_mode == MISSING_NAN_OR_ZERO
-        missing |= zero & (x > -LIGHTGBM_ZERO_THRESHOLD) & (x <= LIGHTGBM_ZERO_THRESHOLD)
-        with np.errstate(invalid="ignore"):
-            inside = (self.lower <= x) & (x < self.upper)
-        return np.where(missing, self.missing_branch.astype(bool), inside)
+        return elements_satisfied(X[:, self.feature], self.lower, self.upper, self.missing_branch,
+                          self.missing_mode)
 
     def predict_raw(self, X) -> np.ndarray:
         """float64 (n_rows, n_outputs): the ensemble's raw output from its paths.
@@ -213,14 +213,17 @@ def _intersect(union, other):
 
 def _split_categorical(categorical, starts, node_sorted, element_path, feature, lower,
                        upper, missing, mode, z, leaf_values):
-    """Paths through categorical splits, one per combination of their intervals.
+    """Elements of paths through categorical splits: one interval, a set of codes, or
+    one path per combination of intervals.
 
-    A merged element whose allowed values are a union of m > 1 intervals is replaced by
-    m copies of its path, each with one interval and zero fraction z / m, a missing value
-    following the first copy only: the copies' games add up to the path's game
-    (indicators of disjoint intervals add up to that of their union, and so do the
-    fractions), and TreeSHAP is linear in the game, so every kernel stays exact
-    (path-dependent, interventional, interactions) with no change.
+    A merged element whose allowed values are a union of intervals becomes one
+    ``CATEGORY_SET`` element when the intervals are unions of the set's atoms (codes
+    below ``SET_CODES``, as GPUTreeShap's bitsets). Otherwise, with m > 1 intervals, it
+    is replaced by m copies of its path, each with one interval and zero fraction z / m,
+    a missing value following the first copy only: the copies' games add up to the
+    path's game (indicators of disjoint intervals add up to that of their union, and so
+    do the fractions), and TreeSHAP is linear in the game, so every kernel stays exact
+    (path-dependent, interventional, interactions).
     """
     ends = np.r_[starts[1:], len(node_sorted)]
     unions = {}
@@ -231,10 +234,13 @@ def _split_categorical(categorical, starts, node_sorted, element_path, feature, 
         union = [(lower[i], upper[i])]  # the numeric edges, merged already
         for node in nodes:
             union = _intersect(union, categorical.get(int(node), [(-np.inf, np.inf)]))
+        words = category_set_words(union) if mode[i] == MISSING_NAN else None
         if len(union) == 1:
             lower[i], upper[i] = union[0]
         elif not union:  # no value follows the path; a missing one still may
             lower[i] = upper[i] = np.inf
+        elif words is not None:  # a set of codes the kernels test as one element
+            (lower[i], upper[i]), mode[i] = words, CATEGORY_SET
         else:
             unions[i] = union
     if not unions:

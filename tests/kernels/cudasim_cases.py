@@ -128,6 +128,27 @@ def test_lsspa_chain_lifts_cholesky(rng):
     assert np.all(got_status[:2] == 1)
 
 
+def test_category_set_elements(rng):
+    # categorical splits held as one set element, read the same as the NumPy twin
+    from tree_cases import categorical_classifier
+
+    from skshapley.tree._api import interventional_shap
+
+    rows, ensemble = categorical_classifier(rng)
+    rows = rows[:6]
+    arrays = (ensemble.path_ptr, ensemble.feature, ensemble.lower, ensemble.upper,
+              ensemble.missing_branch, ensemble.missing_mode, ensemble.zero_fraction,
+              ensemble.out_ptr, ensemble.out_index, ensemble.out_value)
+    shape = (len(rows), ensemble.n_outputs, 4, 4)
+    np.testing.assert_allclose(CUDA.tree_path_interactions(rows, *arrays, np.zeros(shape)),
+                               NUMPY.tree_path_interactions(rows, *arrays, np.zeros(shape)),
+                               rtol=1e-12, atol=1e-12)
+    expected, base = interventional_shap(ensemble, rows, rows[::-1], NUMPY)
+    got, got_base = interventional_shap(ensemble, rows, rows[::-1], CUDA)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got_base, base, rtol=1e-12)
+
+
 def test_interventional_tree_shap(rng):
     from sklearn.ensemble import RandomForestRegressor
 

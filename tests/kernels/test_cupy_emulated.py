@@ -105,6 +105,27 @@ def test_interventional_kernel(emulated, rng):
                                rtol=1e-10)
 
 
+def test_category_set_elements(emulated, rng):
+    # categorical splits held as one set element: every kernel reads x's atom the same
+    from tree_cases import categorical_classifier
+
+    from skshapley.tree._api import path_dependent_shap
+
+    rows, ensemble = categorical_classifier(rng)
+    expected, _ = path_dependent_shap(ensemble, rows, NUMPY)
+    got, _ = path_dependent_shap(ensemble, rows, emulated)  # the warp kernel
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(expected.sum(axis=2) + ensemble.expected_value,
+                               ensemble.predict_raw(rows), atol=1e-12)
+    np.testing.assert_allclose(path_dependent_interactions(ensemble, rows, emulated),
+                               path_dependent_interactions(ensemble, rows, NUMPY),
+                               rtol=1e-12, atol=1e-13)
+    expected, base = interventional_shap(ensemble, rows, rows[::-1], NUMPY)
+    got, got_base = interventional_shap(ensemble, rows, rows[::-1], emulated)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got_base, base, rtol=1e-12)
+
+
 def test_emulator_rejects_a_wrong_dtype(emulated, stand_in):
     # the check the two tests above rely on: int64 where the kernel reads int32
     kernel = stand_in.RawModule(code="").get_function("tree_interactions")

@@ -1,5 +1,6 @@
 """Exact TreeSHAP: brute force, peers (shap, XGBoost, LightGBM), backends, bad input."""
 
+import json
 import math
 from types import SimpleNamespace
 
@@ -397,18 +398,70 @@ def test_xgboost_categorical_interventional_matches_enumeration(backend):
         np.testing.assert_allclose(result.base_values[i, 0], base, atol=1e-5)
 
 
-def test_categorical_sets_become_one_path_per_interval():
-    # a path through {0, 2, 5} on c and {1, 3} on d: 3 x 2 copies, fractions split
+def test_categorical_sets_are_one_element_per_feature():
+    # sets of codes below SET_CODES are held as one element: one path per leaf
     xgboost = pytest.importorskip("xgboost")
     pd = pytest.importorskip("pandas")
+    from skshapley.backends._tree_numpy import CATEGORY_SET
+
     model, _, _ = _categorical_xgboost(xgboost, pd, one_hot=False)
     ensemble = read_model(model)
-    lengths = np.diff(ensemble.path_ptr)
-    assert lengths.max() <= 3  # one element per feature, as without categories
-    categorical = np.isin(ensemble.feature, [1, 2])
-    finite = np.isfinite(ensemble.lower) & np.isfinite(ensemble.upper)
-    widths = (ensemble.upper - ensemble.lower)[categorical & finite]
-    assert np.all(widths >= 1.0) and np.all(widths == np.round(widths))
+    trees = json.loads(model.get_booster().save_raw(raw_format="json"))["learner"][
+        "gradient_booster"]["model"]["trees"]
+    leaves = sum(sum(1 for child in tree["left_children"] if child == -1) for tree in trees)
+    assert ensemble.n_paths == leaves
+    assert np.diff(ensemble.path_ptr).max() <= 3  # one element per feature
+    sets = ensemble.missing_mode == CATEGORY_SET
+    assert sets.any() and np.all(np.isin(ensemble.feature[sets], [1, 2]))
+
+
+def test_categorical_sets_beyond_the_bitset_split_paths():
+    # codes past SET_CODES: a split's set becomes one path per interval, still exact
+    xgboost = pytest.importorskip("xgboost")
+    pd = pytest.importorskip("pandas")
+    from skshapley.backends._tree_numpy import SET_CODES
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    codes = rng.integers(0, 160, n)
+    frame = pd.DataFrame({"a": rng.normal(size=n),
+                          "c": pd.Categorical(codes, categories=np.arange(160))})
+    y = frame["a"].to_numpy() + 2.0 * (codes % 3 == 0) + (codes > 140)
+    model = xgboost.XGBRegressor(n_estimators=10, max_depth=3, enable_categorical=True,
+                                 tree_method="hist", max_cat_to_onehot=1,
+                                 random_state=0).fit(frame, y)
+    ensemble = read_model(model)
+    assert ensemble.n_paths > 10 * 8  # split paths
+    assert np.any(np.isfinite(ensemble.upper) & (ensemble.upper > SET_CODES))
+    X = np.column_stack([frame["a"], codes]).astype(float)[:30]
+    X[::4, 1] = np.nan
+    X[1, 1], X[2, 1] = 150.7, 200.0
+    booster = model.get_booster()
+    contribs = booster.predict(xgboost.DMatrix(
+        X, feature_names=booster.feature_names, feature_types=booster.feature_types,
+        enable_categorical=True), pred_contribs=True)
+    ours = tree_shap(model, X)
+    np.testing.assert_allclose(ours.values[..., 0], contribs[:, :-1], atol=1e-5)
+
+
+def test_category_set_words_hold_the_atoms():
+    from skshapley.backends._tree_numpy import (
+        CATEGORY_SET,
+        SET_CODES,
+        category_set_words,
+        elements_satisfied,
+    )
+
+    union = ((-np.inf, 0.0), (2.0, 4.0), (50.0, 51.0), (SET_CODES - 1.0, np.inf))
+    lower, upper = category_set_words(union)
+    x = np.array([-5.0, -1.0, -0.5, 0.0, 0.99, 2.0, 3.7, 4.0, 50.5, 51.0, SET_CODES - 0.5,
+                  SET_CODES + 0.0, 1e9])
+    inside = elements_satisfied(x[:, None], np.array([lower]), np.array([upper]),
+                                np.array([0], np.uint8), np.array([CATEGORY_SET], np.uint8))
+    expected = [any(lo <= v < hi for lo, hi in union) for v in x]
+    np.testing.assert_array_equal(inside[:, 0], expected)
+    assert category_set_words(((0.5, 2.0),)) is None  # an edge inside an atom
+    assert category_set_words(((0.0, SET_CODES + 5.0),)) is None
 
 
 def _caterpillar(depth=40, seed=0):
