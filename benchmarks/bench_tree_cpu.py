@@ -6,9 +6,11 @@
 - scikit-learn random forests (100 trees, depth 8 and 12) on the cal_housing shape:
   shap's C++ ``TreeExplainer`` (path-dependent, 10,000 rows) and its interventional mode
   (100 background rows; 1,000, 100 and 10 rows) vs ours.
-- An XGBoost model with categorical (partition) splits, 200 rounds × depth 6, on two
+- Models with categorical splits, 200 rounds × depth 6 (LightGBM: 64 leaves), on two
   numeric and two categorical columns (20 and 12 levels; ``--categorical-only`` runs
-  just this row): XGBoost's ``pred_contribs`` vs ours, 10,000 rows.
+  just these rows), 10,000 rows: XGBoost's ``pred_contribs`` and LightGBM's
+  ``pred_contrib`` vs ours, and shap's ``TreeExplainer`` on HistGradientBoosting (it
+  misreads categorical splits: the row gives both efficiency errors).
 All with ``--threads`` threads (default: the machine's cores) (XGBoost ``nthread``,
 numba's pool; shap's C++ path-dependent code is single-threaded, its interventional one
 too). Medians of 3 runs after a warm-up (1 run for 1,000 interventional rows, at least 5
@@ -72,18 +74,12 @@ def path_dependent_versus(peer_values, ensemble, rows, kernels, repeats):
     return peer, ours, error
 
 
-def categorical_row(n_rows, threads, repeats):
-    """XGBoost with categorical splits: pred_contribs vs ours on category codes."""
-    import numba
+def _categorical_data(n=20_000):
+    """Two numeric and two categorical columns (20 and 12 levels), as a DataFrame of
+    pandas categoricals and as codes, and a target with interactions."""
     import pandas as pd
-    import xgboost
 
-    from skshapley.backends import get_backend
-    from skshapley.tree import read_model
-
-    numba.set_num_threads(threads)
     rng = np.random.default_rng(0)
-    n = 20_000
     frame = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n),
                           "c": pd.Categorical(rng.integers(0, 20, n)),
                           "d": pd.Categorical(rng.integers(0, 12, n))})
@@ -91,23 +87,84 @@ def categorical_row(n_rows, threads, repeats):
                              frame["d"].cat.codes]).astype(float)
     y = (codes[:, 0] * codes[:, 1] + np.sin(codes[:, 2]) + np.cos(codes[:, 3]) * codes[:, 0]
          + 0.1 * rng.normal(size=n))
+    return frame, codes, y, rng
+
+
+def _read_timed(model):
+    from skshapley.tree import read_model
+
+    start = time.perf_counter()
+    ensemble = read_model(model)
+    return ensemble, time.perf_counter() - start
+
+
+def categorical_rows(n_rows, threads, repeats):
+    """Models with categorical splits, 200 rounds of depth 6 (64 leaves for LightGBM):
+    XGBoost's pred_contribs and LightGBM's pred_contrib on category codes, and shap's
+    TreeExplainer on HistGradientBoosting (whose categorical splits it misreads: its
+    efficiency error is reported), against ours."""
+    import lightgbm
+    import numba
+    import shap
+    import xgboost
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    from skshapley.backends import get_backend
+    from skshapley.tree import tree_shap
+    from skshapley.tree._api import path_dependent_shap
+
+    numba.set_num_threads(threads)
+    kernels = get_backend("numba")
+    frame, codes, y, rng = _categorical_data()
+    pick = rng.integers(0, len(y), n_rows)
+    rows = codes[pick]
+    out = []
+
     model = xgboost.XGBRegressor(n_estimators=200, max_depth=6, enable_categorical=True,
                                  tree_method="hist", max_cat_to_onehot=1, n_jobs=threads,
                                  random_state=0).fit(frame, y)
     booster = model.get_booster()
-    start = time.perf_counter()
-    ensemble = read_model(model)
-    read_seconds = time.perf_counter() - start
-    rows = codes[rng.integers(0, n, n_rows)]
+    ensemble, read = _read_timed(model)
     matrix = xgboost.DMatrix(rows, feature_names=booster.feature_names,
                              feature_types=booster.feature_types, enable_categorical=True)
     peer, ours, error = path_dependent_versus(
         lambda: booster.predict(matrix, pred_contribs=True)[:, :-1], ensemble, rows,
-        get_backend("numba"), repeats)
+        kernels, repeats)
     leaves = int((booster.trees_to_dataframe()["Feature"] == "Leaf").sum())
-    name = (f"XGBoost categorical 200 × depth 6 ({leaves:,} leaves → {ensemble.n_paths:,} "
-            f"paths; read {read_seconds:.1f} s)")
-    return name, "XGBoost pred_contribs", n_rows, peer, ours, error
+    out.append((f"XGBoost categorical 200 × depth 6 ({leaves:,} leaves, {ensemble.n_paths:,} "
+                f"paths; read {read:.1f} s)", "XGBoost pred_contribs", n_rows, peer, ours,
+                error))
+
+    model = lightgbm.LGBMRegressor(n_estimators=200, num_leaves=64, n_jobs=threads,
+                                   verbose=-1, random_state=0).fit(frame, y)
+    ensemble, read = _read_timed(model)
+    peer, ours, error = path_dependent_versus(
+        lambda: model.booster_.predict(rows, pred_contrib=True, num_threads=threads)[:, :-1],
+        ensemble, rows, kernels, repeats)
+    leaves = sum(info["num_leaves"] for info in model.booster_.dump_model()["tree_info"])
+    out.append((f"LightGBM categorical 200 × 64 leaves ({leaves:,} leaves, "
+                f"{ensemble.n_paths:,} paths; read {read:.1f} s)", "LightGBM pred_contrib",
+                n_rows, peer, ours, error))
+
+    model = HistGradientBoostingRegressor(max_iter=200, max_depth=6, max_leaf_nodes=None,
+                                          early_stopping=False, random_state=0).fit(frame, y)
+    ensemble, read = _read_timed(model)
+    explained = frame.iloc[pick]
+    tree_space = ensemble.prepare(explained)
+    explainer = shap.TreeExplainer(model)
+    peer = timed(lambda: explainer.shap_values(explained, check_additivity=False), repeats)
+    ours = timed(lambda: path_dependent_shap(ensemble, tree_space, kernels), repeats)
+    shap_values = explainer.shap_values(explained, check_additivity=False)
+    ours_values = tree_shap(ensemble, explained).values[..., 0]
+    prediction = model.predict(explained)
+    shap_off = np.abs(shap_values.sum(axis=1) + explainer.expected_value - prediction).max()
+    ours_off = np.abs(ours_values.sum(axis=1) + ensemble.expected_value[0] - prediction).max()
+    leaves = sum(int(p[0].nodes["is_leaf"].sum()) for p in model._predictors)
+    out.append((f"HistGradientBoosting categorical 200 × depth 6 ({leaves:,} leaves, "
+                f"{ensemble.n_paths:,} paths; read {read:.1f} s; efficiency error: shap "
+                f"{shap_off:.2g}, ours {ours_off:.1g})", "shap TreeExplainer", n_rows, peer,
+                ours, np.abs(shap_values - ours_values).max()))
+    return out
 
 
 def main(argv=None):
@@ -120,10 +177,10 @@ def main(argv=None):
     parser.add_argument("--interventional-only", action="store_true",
                         help="only the interventional rows (minutes instead of an hour)")
     parser.add_argument("--categorical-only", action="store_true",
-                        help="only the XGBoost categorical row")
+                        help="only the rows of models with categorical splits")
     args = parser.parse_args(argv)
     if args.categorical_only:
-        rows_out = [categorical_row(args.rows, args.threads, args.repeats)]
+        rows_out = categorical_rows(args.rows, args.threads, args.repeats)
         write_table(args.output, rows_out, args.threads, args.repeats, complete=True)
         return
 
@@ -190,6 +247,8 @@ def main(argv=None):
                              n_few, peer, ours, error))
         write_table(args.output, rows_out, threads, args.repeats)
 
+    if not args.interventional_only:
+        rows_out += categorical_rows(args.rows, threads, args.repeats)
     write_table(args.output, rows_out, threads, args.repeats, complete=True)
 
 if __name__ == "__main__":

@@ -52,8 +52,6 @@ def _in_category_set(x, lower, upper):
 def _satisfied(x, lower, upper, missing_branch, missing_mode):
     if x != x:  # NaN
         return missing_branch != 0
-    if missing_mode == CATEGORY_SET:
-        return _in_category_set(x, lower, upper)
     zero = -LIGHTGBM_ZERO_THRESHOLD < x <= LIGHTGBM_ZERO_THRESHOLD
     if missing_mode == MISSING_NAN_OR_ZERO and zero:
         return missing_branch != 0
@@ -100,6 +98,12 @@ def _mark_satisfied(rows, start, u, feature, lower, upper, missing_branch, missi
         f, low, high = feature[e], lower[e], upper[e]
         branch, mode = missing_branch[e], missing_mode[e]
         bit = one << np.uint64(j)
+        if mode == CATEGORY_SET:  # decided per element, so interval loops stay as they were
+            for r in range(rows.shape[0]):
+                x = rows[r, f]
+                if branch != 0 if x != x else _in_category_set(x, low, high):
+                    bits[r] |= bit
+            continue
         for r in range(rows.shape[0]):
             if _satisfied(rows[r, f], low, high, branch, mode):
                 bits[r] |= bit
