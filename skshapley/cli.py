@@ -269,7 +269,7 @@ def _load_data(path, target, text=False):
     if text_columns and not text:
         raise UsageError(
             f"non-numeric feature columns in {path!r}: {text_columns}; encode them first "
-            "(skshapley explain takes them as they are)"
+            "(skshapley explain and select take them as they are)"
         )
     missing = [c for c in list(frame.columns) + [target]
                if (frame[c] if c != target else y).isna().any()]
@@ -343,27 +343,29 @@ def _print_table(explanation, explainer, out):
 
 
 def _with_text_encoded(model, X):
-    """``model`` that takes X's text columns, if it has any: HistGradientBoosting with
-    them as its categorical features, any other model behind a one-hot encoder. The
-    explainer still explains the text columns themselves (ShapleyExplainer's codec_)."""
+    """``(model, X)`` for X's text columns, if it has any: pandas categoricals that
+    HistGradientBoosting encodes itself (its trees stay readable by method="tree"), or,
+    for any other model, a one-hot encoder in front of it. Both take any subset of the
+    columns (TopKShapleySelector refits on subsets); the explainer and the selector still
+    treat each text column as one feature."""
     if not hasattr(X, "columns"):
-        return model
+        return model, X
     from pandas.api.types import is_numeric_dtype
 
     text = [c for c in X.columns if not is_numeric_dtype(X[c])]
     if not text:
-        return model
+        return model, X
     if "categorical_features" in model.get_params():
-        # HistGradientBoosting encodes text columns itself, and its trees stay readable
-        # by method="tree" (their codes are the model's own).
-        return model.set_params(categorical_features=text)
-    from sklearn.compose import make_column_transformer
+        X = X.astype({c: "category" for c in text})
+        return model.set_params(categorical_features="from_dtype"), X
+    from sklearn.compose import make_column_selector, make_column_transformer
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OneHotEncoder
 
     encoder = OneHotEncoder(handle_unknown="ignore", sparse_output=False)
-    return make_pipeline(make_column_transformer((encoder, text), remainder="passthrough"),
-                         model)
+    return make_pipeline(make_column_transformer(
+        (encoder, make_column_selector(dtype_exclude="number")), remainder="passthrough"),
+        model), X
 
 
 def _seeded(model, seed):
@@ -399,7 +401,7 @@ def _explain(args, out) -> ExitCode:
     from skshapley import ShapleyExplainer, config_context
 
     X, y, names, _ = _data_or_diabetes(args, text=True)
-    model = _with_text_encoded(_seeded(_load_model(args.model), args.random_state), X)
+    model, X = _with_text_encoded(_seeded(_load_model(args.model), args.random_state), X)
     _check_output_path(args.output)
     explainer = ShapleyExplainer(
         model, method=args.method, max_evals=args.max_evals, tol=args.tol,
@@ -522,10 +524,10 @@ def _select(args, out) -> ExitCode:
     from skshapley import TopKShapleySelector
     from skshapley.plotting import topk
 
-    X, y, names, source = _data_or_diabetes(args)
+    X, y, names, source = _data_or_diabetes(args, text=True)
     if isinstance(args.k, int) and args.k > X.shape[1]:
         raise UsageError(f"--k {args.k} is more than the {X.shape[1]} features of {source!r}")
-    model = _seeded(_select_model(args.model, y), args.random_state)
+    model, X = _with_text_encoded(_seeded(_select_model(args.model, y), args.random_state), X)
     _check_output_path(args.output)
     selector = TopKShapleySelector(
         model, k=args.k, importance=args.importance, method=args.method,

@@ -387,12 +387,34 @@ def test_attribute_bad_input_exits_2(tmp_path, capsys, args, message):
     assert message in _one_line_error(capsys.readouterr().err)
 
 
-def test_attribute_and_select_refuse_text_columns(tmp_path, csv_files, capsys):
-    for command in ("attribute", "select"):
-        assert main([command, "--data", str(csv_files["text"]), "--target", "y",
-                     "--output", str(tmp_path / "a.png")]) == ExitCode.USAGE_ERROR
-        assert re.search(r"non-numeric feature columns .*\['c'\]; encode them first",
-                         _one_line_error(capsys.readouterr().err))
+def test_attribute_refuses_text_columns(tmp_path, csv_files, capsys):
+    # least-squares attribution needs numbers; the explainer and selector take text
+    assert main(["attribute", "--data", str(csv_files["text"]), "--target", "y",
+                 "--output", str(tmp_path / "a.png")]) == ExitCode.USAGE_ERROR
+    assert re.search(r"non-numeric feature columns .*\['c'\]; encode them first",
+                     _one_line_error(capsys.readouterr().err))
+
+
+def _houses(tmp_path):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"area": rng.gamma(6.0, 15.0, 200),
+                          "district": rng.choice(["north", "south", "east"], 200),
+                          "noise": rng.normal(size=200),
+                          "kind": rng.choice(["flat", "house"], 200)})
+    frame["price"] = (2 * frame["area"] + np.where(frame["district"] == "north", 40.0, 0.0)
+                      + np.where(frame["kind"] == "house", 25.0, 0.0))
+    frame.to_csv(tmp_path / "houses.csv", index=False)
+    return tmp_path / "houses.csv"
+
+
+@pytest.mark.parametrize("model", [None, "sklearn.linear_model:Ridge"])
+def test_select_takes_text_columns_as_they_are(tmp_path, capsys, model):
+    args = ["select", "--data", str(_houses(tmp_path)), "--target", "price", "--k", "3",
+            "--max-evals", "100", "--output", str(tmp_path / "s.png")]
+    assert main(args + (["--model", model] if model else [])) == ExitCode.OK
+    out = capsys.readouterr().out
+    kept = [line.split()[1] for line in out.splitlines() if " yes " in line]
+    assert sorted(kept) == ["area", "district", "kind"]
 
 
 @pytest.mark.parametrize("model", [None, "sklearn.linear_model:Ridge"])

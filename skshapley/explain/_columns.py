@@ -94,6 +94,19 @@ class ColumnCodec:
         plain = [j for j in range(X.shape[1]) if j not in self.categories]
         return not np.isnan(X[:, plain]).any()
 
+    def checked(self, codes, finite, name="X", min_samples=1):
+        """``codes`` as validated float64 rows: infinity never; NaN in a numeric column
+        only if ``finite`` (``ensure_all_finite``) allows it. A missing category is NaN
+        among the codes whatever the model takes: the model sees a missing category."""
+        from sklearn.utils import check_array
+
+        codes = check_array(codes, dtype=np.float64, ensure_all_finite="allow-nan",
+                            ensure_min_samples=min_samples, input_name=name)
+        if finite is True and not self.missing_allowed_in(codes):
+            raise ValueError(f"Input {name} contains NaN in a numeric column, which "
+                             "the estimator does not accept.")
+        return codes
+
     @property
     def encoded_columns(self):
         """Indices of the columns that are coded rather than passed as numbers."""

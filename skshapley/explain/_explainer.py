@@ -405,19 +405,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             )
         validate_data(self, X, skip_check_array=True, reset=reset)  # names and count only
         codec, codes = codec.encode(X)
-        return codec, self._checked_codes(codec, codes, finite, "X")
-
-    @staticmethod
-    def _checked_codes(codec, codes, finite, name):
-        """Infinity never; NaN in a numeric column only if the model takes it (a missing
-        category is NaN among the codes, and the model sees a missing category)."""
-        codes = check_array(codes, dtype=np.float64, ensure_all_finite="allow-nan",
-                            ensure_min_samples=0 if name == "background" else 1,
-                            input_name=name)
-        if finite is True and not codec.missing_allowed_in(codes):
-            raise ValueError(f"Input {name} contains NaN in a numeric column, which "
-                             "the estimator does not accept.")
-        return codes
+        return codec, codec.checked(codes, finite, "X")
 
     def _select_background(self, X, rng, finite, codec):
         """(background rows, codec widened by the background's values)."""
@@ -433,7 +421,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                     f"which has non-numeric columns; got {type(self.background).__name__}."
                 )
             codec, background = codec.encode(self.background)
-            background = self._checked_codes(codec, background, finite, "background")
+            background = codec.checked(background, finite, "background", min_samples=0)
         else:
             background = check_array(self.background, dtype=np.float64,
                                      ensure_all_finite=finite, ensure_min_samples=0,

@@ -154,6 +154,11 @@ class PerformanceGame(Game):
         As in :class:`RefitGame`.
     feature_names : array-like of str, optional
         Call the model on DataFrames with these columns.
+    decode : callable, optional
+        Maps the stacked float rows to what the model takes, when ``X_valid`` and
+        ``background`` are numbers standing for other values (e.g. the codes of text
+        columns, as ``ShapleyExplainer.codec_`` makes them); overrides
+        ``feature_names``.
     cache : bool, default=True
 
     Examples
@@ -171,7 +176,7 @@ class PerformanceGame(Game):
     """
 
     def __init__(self, estimator, X_valid, y_valid, background, *, scoring=None,
-                 feature_names=None, cache=True):
+                 feature_names=None, decode=None, cache=True):
         X_valid = np.asarray(X_valid, dtype=np.float64)
         background = np.asarray(background, dtype=np.float64)
         if X_valid.ndim != 2 or X_valid.shape[0] == 0:
@@ -189,6 +194,7 @@ class PerformanceGame(Game):
         self.background = background
         self.scoring = scoring
         self.feature_names = None if feature_names is None else list(feature_names)
+        self.decode = decode
         self.scorer = _checked_scorer(estimator, scoring)
         n_background = background.shape[0]
         self._y_stacked = np.repeat(self.y_valid[None], n_background, axis=0).reshape(-1)
@@ -198,6 +204,8 @@ class PerformanceGame(Game):
         stacked = np.where(mask[None, None, :], self.X_valid[None, :, :],
                            self.background[:, None, :])
         stacked = stacked.reshape(-1, self.n_players)
+        if self.decode is not None:
+            return self.decode(stacked)
         if self.feature_names is not None:
             import pandas as pd
 

@@ -12,7 +12,12 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.linear_model import LinearRegression, Ridge
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import (
+    check_array,
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+)
 from tqdm.auto import tqdm
 
 from skshapley.approximators import topk_shapley
@@ -20,6 +25,7 @@ from skshapley.approximators._topk import bonferroni_z, order_players, pac_rule_
 from skshapley.attribution import lsspa
 from skshapley.exceptions import BudgetWarning
 from skshapley.explain import ShapleyExplainer
+from skshapley.explain._columns import ColumnCodec
 from skshapley.games import Game, PerformanceGame, RefitGame
 from skshapley.utils._sklearn_compat import (
     HasMethods,
@@ -40,6 +46,11 @@ _MIN_SAMPLES = 8
 _LSSPA_EXACT_MAX = 20
 # Rows explained for importance="mean_abs_shap".
 _SHAP_ROWS = 200
+
+
+def _rows(X, index):
+    """Rows of an array or a DataFrame (a DataFrame keeps its names and dtypes)."""
+    return X.iloc[index] if hasattr(X, "iloc") else X[index]
 
 
 def default_max_evals(n_features: int) -> int:
@@ -252,8 +263,11 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or DataFrame (n_samples, n_features)
-            Numeric features; a DataFrame is passed on to the estimator with its column
-            names (subsets of them for refits).
+            Numeric features, or a DataFrame, passed on to the estimator as it is (subsets
+            of its columns for refits). A DataFrame may have text, categorical, bool and
+            date columns, each one feature, when the estimator takes them (e.g. a
+            Pipeline that encodes them); importance="performance" mixes rows through
+            their codes, as ``ShapleyExplainer`` does.
         y : array-like (n_samples,)
         **fit_params
             Passed to the estimator's ``fit`` ("performance" and "mean_abs_shap").
@@ -274,9 +288,20 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
                 f"{type(self).__name__} requires y to be passed, but the target y is None; "
                 "the features are ranked by how much they help predict y."
             )
-        X_checked, y_checked = validate_data(self, X, y, dtype=np.float64,
-                                             ensure_all_finite=finite_policy(self.estimator),
-                                             y_numeric=False)
+        # A DataFrame with text, categorical, bool or date columns goes to the model as it
+        # is; its codes (ColumnCodec) stand for it where rows are mixed (performance).
+        codec = ColumnCodec.from_frame(X)
+        finite = finite_policy(self.estimator)
+        if codec is None:
+            X_checked, y_checked = validate_data(self, X, y, dtype=np.float64,
+                                                 ensure_all_finite=finite, y_numeric=False)
+        else:
+            validate_data(self, X, skip_check_array=True)  # names and count only
+            codec, codes = codec.encode(X)
+            X_checked = codec.checked(codes, finite, "X")
+            y_checked = check_array(y, ensure_2d=False, dtype=None, input_name="y")
+            y_checked = column_or_1d(y_checked, warn=True)
+            check_consistent_length(X_checked, y_checked)
         n_samples, n_features = X_checked.shape
         k = self._resolve_k(n_features)
         if self.prefit and self.importance == "refit":
@@ -311,10 +336,11 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
         X_model = X if hasattr(X, "iloc") else X_checked
         y_model = y_checked
         if self.prefit:
-            X_train = X_valid = X_model
-            y_train = y_valid = y_model
+            train = valid = np.arange(n_samples)
         else:
-            X_train, X_valid, y_train, y_valid = self._split(X_model, y_model, split_seed)
+            train, valid = self._split(np.arange(n_samples), y_model, split_seed)
+        X_train, X_valid = _rows(X_model, train), _rows(X_model, valid)
+        y_train, y_valid = y_model[train], y_model[valid]
 
         self.k_ = k
         self.max_evals_ = max_evals
@@ -333,15 +359,18 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
             else:
                 self.estimator_ = (estimator if self.prefit
                                    else estimator.fit(X_train, y_train, **fit_params))
-                background = np.asarray(X_train, dtype=np.float64)
+                # masked rows are mixed as numbers: the codes stand for non-numeric columns
+                numbers = X_checked if codec is not None else np.asarray(X_model, np.float64)
+                background = numbers[train]
                 if background.shape[0] > self.background:
                     rows = np.sort(np.random.RandomState(split_seed).choice(
                         background.shape[0], self.background, replace=False))
                     background = background[rows]
-                game = PerformanceGame(self.estimator_, X_valid, y_valid, background,
+                game = PerformanceGame(self.estimator_, numbers[valid], y_valid, background,
                                        scoring=self.scoring,
                                        feature_names=getattr(self, "feature_names_in_", None)
-                                       if hasattr(X_model, "iloc") else None)
+                                       if hasattr(X_model, "iloc") else None,
+                                       decode=None if codec is None else codec.decode)
             self._fit_game(game, k, method, max_evals, sampling_seed)
         self._set_selection()
         return self
@@ -356,18 +385,20 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
             return int(self.k)
         return max(1, int(np.floor(self.k * n_features)))
 
-    def _split(self, X, y, seed):
+    def _split(self, index, y, seed):
+        """(train, valid) row indices: stratified for a classifier when every class has
+        at least two rows (the same split as splitting X and y themselves)."""
         stratify = None
         if is_classifier(self.estimator):
             _, counts = np.unique(y, return_counts=True)
             if counts.size > 1 and counts.min() >= 2:
                 stratify = y
         try:
-            return train_test_split(X, y, test_size=self.validation_size, random_state=seed,
+            return train_test_split(index, test_size=self.validation_size, random_state=seed,
                                     stratify=stratify)
         except ValueError:
             # Too few rows of a class for a stratified split of this size.
-            return train_test_split(X, y, test_size=self.validation_size, random_state=seed)
+            return train_test_split(index, test_size=self.validation_size, random_state=seed)
 
     def _fit_game(self, game, k, method, max_evals, seed):
         warm_up = 30 * (game.n_players + 1)

@@ -191,3 +191,87 @@ def test_missing_values_pass_to_models_that_take_them(importance):
     assert np.isnan(selector.transform(X[:20])).any()
     with pytest.raises(ValueError, match="NaN"):
         TopKShapleySelector(Ridge(), k=2).fit(X, y)
+
+
+def _text_frame(seed=0, n=400):
+    """Signal in a text, a categorical and a numeric column; noise in one of each."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "noise": rng.normal(size=n),
+        "district": rng.choice(["north", "south", "east"], n).astype(object),
+        "area": rng.normal(size=n),
+        "colour": rng.choice(["red", "blue"], n).astype(object),
+        "kind": pd.Categorical(rng.choice(["flat", "house"], n)),
+    })
+    y = (3.0 * frame["area"] + np.where(frame["district"] == "north", 4.0, 0.0)
+         + np.where(frame["kind"] == "house", 2.5, 0.0) + 0.3 * rng.normal(size=n))
+    return frame, y.to_numpy()
+
+
+def _one_hot_ridge():
+    # encodes whatever non-numeric columns a subset of the frame has (refits on subsets)
+    from sklearn.compose import make_column_selector, make_column_transformer
+    from sklearn.preprocessing import OneHotEncoder
+
+    encode = make_column_transformer(
+        (OneHotEncoder(handle_unknown="ignore"), make_column_selector(dtype_exclude="number")),
+        remainder="passthrough")
+    return make_pipeline(encode, Ridge(alpha=1e-3))
+
+
+@pytest.mark.parametrize("importance", ["refit", "performance", "mean_abs_shap"])
+def test_text_and_categorical_columns_are_ranked_as_themselves(importance):
+    frame, y = _text_frame()
+    selector = TopKShapleySelector(_one_hot_ridge(), k=3, importance=importance,
+                                   background=30, max_evals=64, random_state=0)
+    selector.fit(frame, y)
+    assert selector.get_feature_names_out().tolist() == ["district", "area", "kind"]
+    kept = selector.set_output(transform="pandas").transform(frame.iloc[:5])
+    assert list(kept.columns) == ["district", "area", "kind"]
+    assert kept["kind"].dtype == frame["kind"].dtype  # the frame's own columns
+    # the kept columns go on as a DataFrame, text and all
+    pipe = make_pipeline(TopKShapleySelector(_one_hot_ridge(), importance=importance,
+                                             background=30, max_evals=64, random_state=0),
+                         _one_hot_ridge()).set_output(transform="pandas")
+    search = GridSearchCV(pipe, {"topkshapleyselector__k": [1, 3]}, cv=2).fit(frame, y)
+    assert search.best_params_["topkshapleyselector__k"] == 3
+
+
+def test_performance_game_on_codes_equals_the_game_on_the_frame():
+    # masking the codes and decoding equals masking the DataFrame itself
+    from skshapley.explain._columns import ColumnCodec
+    from skshapley.games import PerformanceGame
+
+    frame, y = _text_frame(seed=1, n=60)
+    model = _one_hot_ridge().fit(frame, y)
+    codec, codes = ColumnCodec.from_frame(frame).encode(frame)
+    valid, background = slice(0, 20), slice(40, 46)
+    game = PerformanceGame(model, codes[valid], y[valid], codes[background],
+                           decode=codec.decode)
+    coalitions = np.array([[True, False, True, False, True], [False, True, False, True,
+                                                              False]])
+    for mask, value in zip(coalitions, game.values(coalitions), strict=True):
+        stacked = []
+        for _, row in frame.iloc[background].iterrows():
+            mixed = frame.iloc[valid].copy()
+            for j in np.flatnonzero(~mask):
+                name = frame.columns[j]
+                mixed[name] = pd.Series([row[name]] * len(mixed), index=mixed.index,
+                                        dtype=frame[name].dtype)
+            stacked.append(mixed)
+        expected = model.score(pd.concat(stacked), np.tile(y[valid], 6))
+        assert value == pytest.approx(expected, abs=1e-10)
+
+
+def test_text_frame_errors():
+    frame, y = _text_frame(seed=2, n=120)
+    frame.loc[3, "area"] = np.nan
+    with pytest.raises(ValueError, match="NaN in a numeric column"):
+        TopKShapleySelector(_one_hot_ridge(), k=2).fit(frame, y)
+    frame.loc[3, "area"] = 0.0
+    frame.loc[4, "kind"] = np.nan  # a missing category is a value the model sees
+    selector = TopKShapleySelector(_one_hot_ridge(), k=2, importance="performance",
+                                   max_evals=64, random_state=0).fit(frame, y)
+    assert selector.n_features_in_ == 5
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        TopKShapleySelector(_one_hot_ridge(), k=2).fit(frame, y[:-1])
