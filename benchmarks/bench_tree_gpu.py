@@ -4,7 +4,8 @@ Run on a machine with a CUDA device (the lent H100 here). Models are XGBoost ``h
 ensembles with learning rate 0.01 in the thesis' small/med/large variants
 (10/100/1000 rounds × depth 3/8/16) trained on synthetic data of the shape of the
 thesis' datasets (no downloads here): cal_housing (20,640 × 8, regression), adult
-(48,842 × 14, binary) and covtype (581,012 × 54, 8 classes; trained on 100,000 rows).
+(48,842 × 14, binary) and covtype (581,012 × 54, 8 classes; trained on 100,000 rows);
+``--datasets categorical`` adds a model with categorical (partition) splits.
 Reported per model: paths, average merged path length, the bin-packing table (our four
 packers), and seconds for SHAP values of 10,000 rows sampled with replacement (seed 432)
 — XGBoost CPU ``pred_contribs`` on all cores, our numba CPU kernel on all cores, our
@@ -32,7 +33,24 @@ DATASETS = {
     "cal_housing": dict(n=20640, d=8, classes=0),
     "adult": dict(n=48842, d=14, classes=2),
     "covtype": dict(n=581012, d=54, classes=8, train=100_000),
+    # two numeric and two categorical columns (20 and 12 levels): partition splits, held
+    # as set elements by our kernels (as GPUTreeShap's bitsets)
+    "categorical": dict(n=20_000, d=4, classes=0, levels={2: 20, 3: 12}),
 }
+
+
+def feature_types(name):
+    """XGBoost feature types of a dataset (None: all numeric)."""
+    levels = DATASETS[name].get("levels")
+    if not levels:
+        return None
+    return ["c" if j in levels else "q" for j in range(DATASETS[name]["d"])]
+
+
+def dmatrix(xgboost, name, X, label=None):
+    types = feature_types(name)
+    return xgboost.DMatrix(X, label=label, feature_types=types,
+                           enable_categorical=types is not None)
 
 
 def make_data(name, seed=0):
@@ -40,6 +58,11 @@ def make_data(name, seed=0):
     rng = np.random.default_rng(seed)
     n = spec.get("train", spec["n"])
     X = rng.normal(size=(n, spec["d"]))
+    if spec.get("levels"):
+        for j, levels in spec["levels"].items():
+            X[:, j] = rng.integers(0, levels, n)
+        y = X[:, 0] * X[:, 1] + np.sin(X[:, 2]) + np.cos(X[:, 3]) * X[:, 0]
+        return X, y + 0.1 * rng.normal(size=n), "reg:squarederror", 1
     X[:, ::3] = np.round(X[:, ::3] * 4)  # some discrete columns, as in the real data
     signal = np.sin(X[:, 0]) + X[:, 1] * X[:, 2] + 0.5 * np.abs(X[:, 3 % spec["d"]])
     signal += 0.3 * X[:, 4 % spec["d"]:].sum(axis=1) / np.sqrt(spec["d"])
@@ -91,8 +114,10 @@ def main(argv=None):
                           objective=objective, nthread=n_threads)
             if n_class > 1:
                 params["num_class"] = n_class
+            if feature_types(dataset):
+                params["max_cat_to_onehot"] = 1  # partition splits
             start = time.perf_counter()
-            booster = xgboost.train(params, xgboost.DMatrix(X, label=y), rounds)
+            booster = xgboost.train(params, dmatrix(xgboost, dataset, X, y), rounds)
             train_seconds = time.perf_counter() - start
             start = time.perf_counter()
             ensemble = read_model(booster)
@@ -108,16 +133,16 @@ def main(argv=None):
             rng = np.random.default_rng(432)
             rows = X[rng.integers(0, X.shape[0], n_rows)]
             prepared = ensemble.prepare(rows)
-            dmatrix = xgboost.DMatrix(rows)
+            matrix = dmatrix(xgboost, dataset, rows)
             booster.set_param({"nthread": n_threads})
-            xgb_time = timed(lambda b=booster, m=dmatrix: b.predict(m, pred_contribs=True),
+            xgb_time = timed(lambda b=booster, m=matrix: b.predict(m, pred_contribs=True),
                              args.repeats)
-            contribs = booster.predict(dmatrix, pred_contribs=True)
+            contribs = booster.predict(matrix, pred_contribs=True)
             if xgb_cuda:
                 # the rows start on the host, as ours do: the DMatrix copy is timed
                 booster.set_param({"device": "cuda"})
-                xgb_gpu_time = timed(lambda b=booster, r=rows: b.predict(
-                    xgboost.DMatrix(r), pred_contribs=True), args.repeats)
+                xgb_gpu_time = timed(lambda b=booster, r=rows, d=dataset: b.predict(
+                    dmatrix(xgboost, d, r), pred_contribs=True), args.repeats)
                 booster.set_param({"device": "cpu"})
             numba_kernels = get_backend("numba")
             cpu_time = timed(lambda e=ensemble, x=prepared, k=numba_kernels:
@@ -143,7 +168,7 @@ def main(argv=None):
             timing_rows.append(row)
             print(row, flush=True)
             if variant == "med":
-                other_rows += other_kernels(name, booster, ensemble, X, gpu_backends,
+                other_rows += other_kernels(dataset, name, booster, ensemble, X, gpu_backends,
                                             xgb_cuda, args.repeats)
 
     lines = ["# GPU TreeSHAP (thesis ch. 4 protocol, §8.5)", "",
@@ -193,7 +218,7 @@ def main(argv=None):
     print("\n".join(lines))
 
 
-def other_kernels(name, booster, ensemble, X, gpu_backends, xgb_cuda, repeats):
+def other_kernels(dataset, name, booster, ensemble, X, gpu_backends, xgb_cuda, repeats):
     """(model, values, implementation, timing, max difference) rows for the interaction
     and interventional kernels of one model."""
     import xgboost
@@ -210,9 +235,9 @@ def other_kernels(name, booster, ensemble, X, gpu_backends, xgb_cuda, repeats):
     devices = ["cpu", "cuda"] if xgb_cuda else ["cpu"]
     for device in devices:
         booster.set_param({"device": device})
-        timing = timed(lambda r=rows: booster.predict(xgboost.DMatrix(r),
+        timing = timed(lambda r=rows: booster.predict(dmatrix(xgboost, dataset, r),
                                                       pred_interactions=True), repeats)
-        theirs = booster.predict(xgboost.DMatrix(rows), pred_interactions=True)
+        theirs = booster.predict(dmatrix(xgboost, dataset, rows), pred_interactions=True)
         theirs = theirs[:, None] if theirs.ndim == 3 else theirs  # (n, outputs, d+1, d+1)
         error = float(np.abs(theirs[..., :-1, :-1] - reference).max())
         out.append((name, "interactions", f"XGBoost {device.upper()} pred_interactions",

@@ -60,7 +60,7 @@ case "${1:-tests}" in
       tests/kernels tests/tree tests/explain/test_device_path.py 2>&1 | tee "$OUT/tests.log" ;;
   tree)
     python3 benchmarks/bench_tree_gpu.py --variants small,med --output "$OUT/tree_gpu.md" \
-      2>&1 | tee "$OUT/tree.log" ;;
+      --datasets cal_housing,adult,covtype,categorical 2>&1 | tee "$OUT/tree.log" ;;
   large)
     python3 benchmarks/bench_tree_gpu.py --variants large --repeats 1 \
       --output "$OUT/tree_gpu_large.md" 2>&1 | tee "$OUT/large.log" ;;
