@@ -257,6 +257,10 @@ def _hist_gradient_boosting(model):
                 nodes["count"], leaf,
             )
             if np.any(nodes["is_categorical"] & ~nodes["is_leaf"]):
+                if remapped is None:
+                    raise ValueError(
+                        "HistGradientBoosting categorical splits are read through the "
+                        "model's input preprocessor, which this model does not have.")
                 table = _hist_categorical(table, nodes, predictor.raw_left_cat_bitsets,
                                           known_bitsets, known_row, nodes["feature_idx"])
             tables.append(table)
@@ -523,7 +527,11 @@ def read_model(model):
         with warnings.catch_warnings():
             # The probe rows are bare arrays; a model fitted on a DataFrame warns about it.
             warnings.filterwarnings("ignore", message="X does not have valid feature names")
-            return readers[module](model)
+            try:
+                return readers[module](model)
+            except (AttributeError, KeyError) as err:  # internals of another library version
+                raise ValueError(f"Could not read {type(model).__name__}'s trees: "
+                                 f"{type(err).__name__}: {err}") from err
     raise ValueError(
         f"method='tree' reads scikit-learn, XGBoost and LightGBM tree models; got "
         f"{type(model).__name__} from {module!r}."
