@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import cuda, float64, int32, int64, uint64
+from numba import cuda, float64, int32, int64
 
 from skshapley.backends._gpu_common import (
     ROWS_PER_WARP,
@@ -29,7 +29,7 @@ from skshapley.backends._gpu_common import (
     LayoutCache,
 )
 from skshapley.backends._numpy import subset_gain_lstsq
-from skshapley.backends._tree_numpy import CATEGORY_SET, SET_CODES, SET_WORD_BITS
+from skshapley.backends._tree_numpy import CATEGORY_SET, category_set_contains
 
 MAX_LONG_PATH = 64
 
@@ -49,6 +49,9 @@ def _launch(kernel, launch, inputs, out, update=False):
     return out
 
 
+_in_category_set = cuda.jit(device=True, inline=True)(category_set_contains)
+
+
 @cuda.jit(device=True, inline=True)
 def _one_fraction(x, f, lower, upper, miss, mode):
     if f < 0:
@@ -56,16 +59,7 @@ def _one_fraction(x, f, lower, upper, miss, mode):
     if math.isnan(x) or (mode == 1 and -1e-35 < x <= 1e-35):
         return float64(miss)
     if mode == CATEGORY_SET:  # the set of x's atom, in the bits of lower/upper
-        if x >= SET_CODES:
-            atom = SET_CODES
-        elif x >= 0.0:
-            atom = int(x)
-        elif x > -1.0:
-            atom = SET_CODES + 1
-        else:
-            atom = SET_CODES + 2
-        word = uint64(lower) if atom < SET_WORD_BITS else uint64(upper)
-        return float64((word >> uint64(atom % SET_WORD_BITS)) & uint64(1))
+        return 1.0 if _in_category_set(x, lower, upper) else 0.0
     return 1.0 if lower <= x < upper else 0.0
 
 

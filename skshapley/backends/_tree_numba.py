@@ -23,9 +23,8 @@ from skshapley.backends._tree_numpy import (
     LEGENDRE_WEIGHTS,
     LIGHTGBM_ZERO_THRESHOLD,
     MISSING_NAN_OR_ZERO,
-    SET_CODES,
-    SET_WORD_BITS,
     SHAPLEY_WEIGHTS,
+    category_set_contains,
 )
 
 ROW_BLOCK = 64
@@ -33,19 +32,7 @@ PATH_CHUNKS = 16  # fixed, so the summation order does not depend on the thread 
 DIRECT_PATTERNS = 1024  # paths of up to 10 elements count background patterns by value
 
 
-@njit(cache=True, inline="always")
-def _in_category_set(x, lower, upper):
-    """Whether x's atom is in the set held by ``lower``/``upper`` (CATEGORY_SET)."""
-    if x >= SET_CODES:
-        atom = SET_CODES
-    elif x >= 0.0:
-        atom = int(x)
-    elif x > -1.0:
-        atom = SET_CODES + 1
-    else:
-        atom = SET_CODES + 2
-    word = np.uint64(lower) if atom < SET_WORD_BITS else np.uint64(upper)
-    return (word >> np.uint64(atom % SET_WORD_BITS)) & np.uint64(1) != 0
+_in_category_set = njit(cache=True, inline="always")(category_set_contains)
 
 
 @njit(cache=True, inline="always")

@@ -79,6 +79,22 @@ def category_set_words(union):
     return float(bits & low_mask), float(bits >> SET_WORD_BITS)
 
 
+def category_set_contains(x, lower, upper):
+    """Whether the atom of a scalar x (not NaN) is in the set that ``lower``/``upper``
+    hold: the rule of ``CATEGORY_SET`` elements, compiled as it is by the numba kernels
+    for the CPU and for CUDA."""
+    if x >= SET_CODES:
+        atom = SET_CODES
+    elif x >= 0.0:
+        atom = int(x)
+    elif x > -1.0:
+        atom = SET_CODES + 1
+    else:
+        atom = SET_CODES + 2
+    word = np.uint64(lower) if atom < SET_WORD_BITS else np.uint64(upper)
+    return (word >> np.uint64(atom % SET_WORD_BITS)) & np.uint64(1) != 0
+
+
 def _in_category_set(x, lower, upper):
     """Vectorised membership test of ``CATEGORY_SET`` elements (x not NaN)."""
     with np.errstate(invalid="ignore"):

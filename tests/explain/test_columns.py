@@ -188,6 +188,21 @@ def test_plots_show_the_values_not_their_codes():
     plt.close(ax.figure)
 
 
+def _tree_equals_exact(model, X, y, rows, atol, background=30):
+    """The explainer picks method="tree" for ``model`` on the DataFrame ``X`` and its
+    values of ``rows`` equal the model-agnostic exact ones and add up to the
+    predictions; returns the tree explainer."""
+    tree = ShapleyExplainer(model, background=background, random_state=0).fit(X, y)
+    exact = ShapleyExplainer(model, method="exact", background=background,
+                             random_state=0).fit(X, y)
+    assert tree.method_ == "tree" and exact.method_ == "exact"
+    explained = tree.explain(rows)
+    np.testing.assert_allclose(explained.values, exact.explain(rows).values, atol=atol)
+    np.testing.assert_allclose(explained.values.sum(axis=1) + explained.base_values,
+                               tree.estimator_.predict(rows), atol=atol)
+    return tree
+
+
 def test_categorical_columns_keep_exact_treeshap_for_xgboost():
     # XGBoost trained on pandas categoricals splits on their codes: the explainer keeps
     # method="tree" on the DataFrame, equal to XGBoost's own values and to the
@@ -202,14 +217,8 @@ def test_categorical_columns_keep_exact_treeshap_for_xgboost():
     y = X["a"] + 2.0 * (X["c"] == "v") + 1.5 * (X["d"] == "q")
     model = xgboost.XGBRegressor(n_estimators=20, max_depth=3, enable_categorical=True,
                                  tree_method="hist", max_cat_to_onehot=1, random_state=0)
-    tree = ShapleyExplainer(model, background=30, random_state=0).fit(X, y)
-    exact = ShapleyExplainer(model, method="exact", background=30, random_state=0).fit(X, y)
-    assert tree.method_ == "tree" and exact.method_ == "exact"
     rows = X.iloc[:12]
-    explained = tree.explain(rows)
-    np.testing.assert_allclose(explained.values, exact.explain(rows).values, atol=1e-5)
-    np.testing.assert_allclose(explained.values.sum(axis=1) + explained.base_values,
-                               tree.estimator_.predict(rows), atol=1e-5)
+    _tree_equals_exact(model, X, y, rows, atol=1e-5)
     path_dependent = ShapleyExplainer(model, feature_perturbation="tree_path_dependent",
                                       random_state=0).fit(X, y)
     contribs = path_dependent.estimator_.get_booster().predict(
@@ -230,17 +239,12 @@ def test_hist_gradient_boosting_text_columns_keep_exact_treeshap(categorical_fea
         X = X.drop(columns=["district", "heated"])
     model = HistGradientBoostingRegressor(max_iter=25, categorical_features=categorical_features,
                                           random_state=0)
-    tree = ShapleyExplainer(model, background=25, random_state=0).fit(X, y)
-    exact = ShapleyExplainer(model, method="exact", background=25, random_state=0).fit(X, y)
-    assert tree.method_ == "tree" and tree.tree_ensemble_.input_encoder is not None
     rows = X.iloc[:10].copy()
     if "district" in rows:
         rows.loc[rows.index[2], "district"] = "west"  # unseen by the model
         rows.loc[rows.index[4], "district"] = None
-    explained = tree.explain(rows)
-    np.testing.assert_allclose(explained.values, exact.explain(rows).values, atol=1e-9)
-    np.testing.assert_allclose(explained.values.sum(axis=1) + explained.base_values,
-                               tree.estimator_.predict(rows), atol=1e-9)
+    tree = _tree_equals_exact(model, X, y, rows, atol=1e-9, background=25)
+    assert tree.tree_ensemble_.input_encoder is not None
     path_dependent = ShapleyExplainer(model, feature_perturbation="tree_path_dependent",
                                       random_state=0).fit(X, y)
     explanation = path_dependent.explain(rows, interactions=True)
@@ -260,12 +264,7 @@ def test_lightgbm_categorical_columns_keep_exact_treeshap():
                                categories=["flat", "house"])
     model = lightgbm.LGBMRegressor(n_estimators=20, num_leaves=8, min_data_per_group=5,
                                    verbose=-1)
-    tree = ShapleyExplainer(model, background=25, random_state=0).fit(X, y)
-    exact = ShapleyExplainer(model, method="exact", background=25, random_state=0).fit(X, y)
-    assert tree.method_ == "tree"
-    rows = X.iloc[:10]
-    np.testing.assert_allclose(tree.explain(rows).values, exact.explain(rows).values,
-                               atol=1e-9)
+    _tree_equals_exact(model, X, y, X.iloc[:10], atol=1e-9, background=25)
 
 
 def test_missing_category_reaches_a_pipeline_that_handles_it():

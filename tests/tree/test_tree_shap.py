@@ -50,6 +50,22 @@ def _shapley_from_game(value, d):
     return phi, values[0]
 
 
+def _assert_interventional_by_enumeration(result, predict, rows, background, atol):
+    """``result`` (tree_shap with ``background``) equals the Shapley values of the
+    marginal game of each row, enumerated with ``predict`` on mixed arrays."""
+    d = rows.shape[1]
+    for i in range(len(rows)):
+        def game(mask, x=rows[i]):
+            Z = background.copy()
+            columns = [j for j in range(d) if mask >> j & 1]
+            Z[:, columns] = x[columns]
+            return predict(Z).mean()
+
+        phi, base = _shapley_from_game(game, d)
+        np.testing.assert_allclose(result.values[i, :, 0], phi, atol=atol)
+        np.testing.assert_allclose(result.base_values[i, 0], base, atol=atol)
+
+
 def _tree_expectation(tree, x, mask):
     """E[f(x) | x_S] by the recursion of §8.1.1 on a sklearn tree (independent of the IR)."""
     t = tree.tree_
@@ -89,17 +105,8 @@ def test_interventional_matches_enumeration_with_model_predict(backend):
     model = HistGradientBoostingRegressor(max_iter=15, random_state=0).fit(X, y)
     background = X[:15]
     result = tree_shap(model, X[:3], background=background, backend=backend)
-    d = X.shape[1]
-    for i in range(3):
-        def game(mask, x=X[i]):
-            Z = background.copy()
-            columns = [j for j in range(d) if mask >> j & 1]
-            Z[:, columns] = x[columns]
-            return model.predict(Z).mean()
-
-        phi, base = _shapley_from_game(game, d)
-        np.testing.assert_allclose(result.values[i, :, 0], phi, atol=1e-10)
-        np.testing.assert_allclose(result.base_values[i, 0], base, atol=1e-10)
+    _assert_interventional_by_enumeration(result, model.predict, X[:3], background,
+                                          atol=1e-10)
 
 
 @pytest.mark.parametrize("model, classes", [
@@ -385,17 +392,9 @@ def test_xgboost_categorical_interventional_matches_enumeration(backend):
     booster = model.get_booster()
     rows, background = X[:4], X[20:45]
     result = tree_shap(model, rows, background=background, backend=backend)
-    d = X.shape[1]
-    for i in range(len(rows)):
-        def game(mask, x=rows[i]):
-            Z = background.copy()
-            columns = [j for j in range(d) if mask >> j & 1]
-            Z[:, columns] = x[columns]
-            return booster.predict(matrix(Z), output_margin=True).mean()
-
-        phi, base = _shapley_from_game(game, d)
-        np.testing.assert_allclose(result.values[i, :, 0], phi, atol=1e-5)
-        np.testing.assert_allclose(result.base_values[i, 0], base, atol=1e-5)
+    _assert_interventional_by_enumeration(
+        result, lambda Z: booster.predict(matrix(Z), output_margin=True), rows, background,
+        atol=1e-5)
 
 
 def test_categorical_sets_are_one_element_per_feature():
@@ -721,16 +720,8 @@ def test_hist_gradient_boosting_categorical_numbers_are_encoded_by_the_model():
     rows[0, 1], rows[1, 1], rows[2, 1] = np.nan, 11.0, 3.0  # missing, unseen, unseen
     background = X[50:70]
     result = tree_shap(model, rows, background=background)
-    for i in range(len(rows)):
-        def game(mask, x=rows[i]):
-            Z = background.copy()
-            columns = [j for j in range(3) if mask >> j & 1]
-            Z[:, columns] = x[columns]
-            return model.predict(Z).mean()
-
-        phi, base = _shapley_from_game(game, 3)
-        np.testing.assert_allclose(result.values[i, :, 0], phi, atol=1e-10)
-        np.testing.assert_allclose(result.base_values[i, 0], base, atol=1e-10)
+    _assert_interventional_by_enumeration(result, model.predict, rows, background,
+                                          atol=1e-10)
     path_dependent = tree_shap(model, rows)
     np.testing.assert_allclose(path_dependent.values.sum(axis=1)[:, 0]
                                + path_dependent.base_values[:, 0], model.predict(rows),
@@ -793,13 +784,6 @@ def test_lightgbm_categorical_interventional_matches_enumeration():
     model, rows = _categorical_lightgbm(lightgbm, seed=1)
     explained, background = rows[:6], rows[10:35]
     result = tree_shap(model, explained, background=background)
-    for i in range(len(explained)):
-        def game(mask, x=explained[i]):
-            Z = background.copy()
-            columns = [j for j in range(3) if mask >> j & 1]
-            Z[:, columns] = x[columns]
-            return model.predict(Z, raw_score=True).mean()
-
-        phi, base = _shapley_from_game(game, 3)
-        np.testing.assert_allclose(result.values[i, :, 0], phi, atol=1e-10)
-        np.testing.assert_allclose(result.base_values[i, 0], base, atol=1e-10)
+    _assert_interventional_by_enumeration(
+        result, lambda Z: model.predict(Z, raw_score=True), explained, background,
+        atol=1e-10)
