@@ -96,6 +96,8 @@ def test_partial_fit_equals_fit_and_merge_equals_fit(mixed, rng):
 # the solver used to stop here on a small gradient, 0.05 above the dual's minimum
 @example(sizes=[1, 1, 54], seed=41170807)
 @example(sizes=[7, 14], seed=407549)  # converged one way, fell back the other
+# both "converged" at order 10, 0.04 apart in the dual on a flat Hessian (see _RIDGE)
+@example(sizes=[1, 2, 26], seed=712)
 def test_chunk_invariance_of_the_transformer(sizes, seed):
     rng = np.random.default_rng(seed)
     X = rng.gamma(2.0, size=(sum(sizes), 2)) * 100
