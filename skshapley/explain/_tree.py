@@ -76,7 +76,10 @@ def plan_tree(estimator, response_method, background, expected_outputs, model_ro
     if isinstance(matrix, str):
         return matrix
     # Cross-check on the background: the mapped raw outputs must be the explained ones.
-    mapped = ensemble.predict_raw(tree_rows(ensemble, background, model_rows)) @ matrix.T
+    try:
+        mapped = ensemble.predict_raw(tree_rows(ensemble, background, model_rows)) @ matrix.T
+    except ValueError as err:  # e.g. the model's own encoder refuses the rows
+        return f"its trees cannot read the background rows ({err})"
     expected = np.asarray(expected_outputs, np.float64).reshape(mapped.shape)
     scale = max(1.0, float(np.abs(expected).max()))
     if not np.allclose(mapped, expected, atol=1e-5 * scale, rtol=0):

@@ -46,6 +46,15 @@ def _outputs(ensemble):
 
 
 def _check_X(X, ensemble, name="X"):
+    if ensemble.input_encoder is None and hasattr(X, "dtypes"):
+        categorical = [str(c) for c, dtype in zip(X.columns, X.dtypes, strict=True)
+                       if str(dtype) == "category"]
+        if categorical:  # np.asarray would give the values, not the codes the trees read
+            raise ValueError(
+                f"{name} has the pandas categorical columns {categorical}; the trees of "
+                f"{ensemble.model_name or 'this model'} read category codes: pass "
+                "Series.cat.codes (NaN for missing) as numbers, or explain with "
+                "ShapleyExplainer, which converts them.")
     shape = np.shape(X)
     if len(shape) != 2 or shape[1] != ensemble.n_features:
         raise ValueError(

@@ -787,3 +787,22 @@ def test_lightgbm_categorical_interventional_matches_enumeration():
     _assert_interventional_by_enumeration(
         result, lambda Z: model.predict(Z, raw_score=True), explained, background,
         atol=1e-10)
+
+
+def test_categorical_frame_without_the_models_encoder_is_refused():
+    # np.asarray of a categorical column gives its values (here 10, 20, 30), not the codes
+    # XGBoost's trees split on: refused rather than explained wrongly
+    xgboost = pytest.importorskip("xgboost")
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(8)
+    frame = pd.DataFrame({"a": rng.normal(size=300),
+                          "c": pd.Categorical(rng.choice([10, 20, 30], 300))})
+    y = frame["a"] + 3.0 * (frame["c"] == 20)
+    model = xgboost.XGBRegressor(n_estimators=5, enable_categorical=True,
+                                 tree_method="hist").fit(frame, y)
+    with pytest.raises(ValueError, match=r"pandas categorical columns \['c'\].*cat.codes"):
+        tree_shap(model, frame)
+    codes = frame.assign(c=frame["c"].cat.codes.astype(float))
+    values = tree_shap(model, codes).values[..., 0]
+    np.testing.assert_allclose(values.sum(axis=1) + tree_shap(model, codes).base_values[:, 0],
+                               model.predict(frame), atol=1e-5)
