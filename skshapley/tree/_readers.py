@@ -432,6 +432,29 @@ def read_xgboost(model):
 # --------------------------------------------------------------------------- LightGBM
 
 
+class LightGBMCategoryCodes:
+    """What a LightGBM model trained on a DataFrame of pandas categoricals reads: each
+    categorical column's codes relative to the categories it was trained with (NaN when
+    missing or unseen), as LightGBM recodes a frame itself; arrays pass as they are."""
+
+    def __init__(self, categories):
+        self.categories = [list(known) for known in categories]
+
+    def __call__(self, X):
+        if not hasattr(X, "dtypes"):
+            return np.asarray(X)
+        out = np.empty(X.shape)
+        known = iter(self.categories)
+        for j, dtype in enumerate(X.dtypes):
+            column = X.iloc[:, j]
+            if str(dtype) != "category":
+                out[:, j] = column.to_numpy(dtype=np.float64, na_value=np.nan)
+                continue
+            codes = column.cat.set_categories(next(known)).cat.codes.to_numpy()
+            out[:, j] = np.where(codes < 0, np.nan, codes)
+        return out
+
+
 def _lightgbm_categorical(node, left, right, intervals, largest):
     """A LightGBM categorical split (``decision_type == "=="``): the value truncated
     towards zero to an integer code goes left if the node lists it; NaN, negative codes
@@ -507,8 +530,13 @@ def read_lightgbm(model):
     classifier = objective in ("binary", "multiclass", "multiclassova", "cross_entropy")
     link = ("logit" if objective in ("binary", "cross_entropy") else "softmax") \
         if classifier else ("identity" if objective.startswith("regression") else "other")
-    return _with_offset(tables, raw, probes, n_features, n_outputs, np.float64, name,
-                        classifier, link=link)
+    ensemble = _with_offset(tables, raw, probes, n_features, n_outputs, np.float64, name,
+                            classifier, link=link)
+    categories = getattr(booster, "pandas_categorical", None)
+    if categories:  # trained on a DataFrame of pandas categoricals: take such frames too
+        ensemble = dataclasses.replace(ensemble,
+                                       input_encoder=LightGBMCategoryCodes(categories))
+    return ensemble
 
 
 def read_model(model):

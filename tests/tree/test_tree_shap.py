@@ -806,3 +806,24 @@ def test_categorical_frame_without_the_models_encoder_is_refused():
     values = tree_shap(model, codes).values[..., 0]
     np.testing.assert_allclose(values.sum(axis=1) + tree_shap(model, codes).base_values[:, 0],
                                model.predict(frame), atol=1e-5)
+
+
+def test_lightgbm_trained_on_categoricals_takes_the_dataframe():
+    # LightGBM recodes a frame's categories to its training ones; so does the ensemble
+    lightgbm = pytest.importorskip("lightgbm")
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(9)
+    frame = pd.DataFrame({"a": rng.normal(size=600),
+                          "c": pd.Categorical(rng.choice(list("uvwxyz"), 600)),
+                          "b": rng.normal(size=600)})
+    y = frame["a"] + 3.0 * frame["c"].isin(["v", "y"]) + (frame["c"] == "z") * frame["b"]
+    model = lightgbm.LGBMRegressor(n_estimators=20, num_leaves=8, min_data_per_group=5,
+                                   cat_smooth=1.0, verbose=-1).fit(frame, y)
+    rows = frame.iloc[:30].copy()
+    rows["c"] = rows["c"].cat.set_categories(list("zyxwvu"))  # another order
+    rows.loc[rows.index[2], "c"] = np.nan
+    ours = tree_shap(model, rows)
+    contrib = model.predict(rows, pred_contrib=True)
+    np.testing.assert_allclose(ours.values[..., 0], contrib[:, :-1], atol=1e-10)
+    codes = tree_shap(model, ours.ensemble.prepare(rows))  # codes as numbers: the same
+    np.testing.assert_allclose(codes.values, ours.values, atol=1e-12)
