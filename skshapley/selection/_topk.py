@@ -53,6 +53,21 @@ def _rows(X, index):
     return X.iloc[index] if hasattr(X, "iloc") else X[index]
 
 
+def _fit_on_frame(estimator, codec, X, y, **fit_params):
+    """``estimator.fit``; on a DataFrame with non-numeric columns (``codec``), a failure
+    says which columns the estimator has to take."""
+    try:
+        return estimator.fit(X, y, **fit_params)
+    except ValueError as err:
+        if codec is None:
+            raise
+        names = [codec.columns[j] for j in codec.encoded_columns]
+        raise ValueError(
+            f"The 'estimator' {type(estimator).__name__} could not be fitted on X, whose "
+            f"columns {names} are not numbers ({err}); give an estimator that encodes "
+            "them, e.g. a Pipeline with a OneHotEncoder.") from err
+
+
 def default_max_evals(n_features: int) -> int:
     """The budget ``max_evals="auto"`` means: 2^d when that is at most 60 (d + 1) (then
     enumeration is cheaper than sampling, and exact), else 60 (d + 1): the 30 warm-up
@@ -346,19 +361,21 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
         self.max_evals_ = max_evals
         self.result_ = None
         if self.importance == "mean_abs_shap":
-            self._fit_mean_abs_shap(estimator, X_train, y_train, X_valid, sampling_seed,
-                                    fit_params)
-        elif _lsspa_applies(estimator, self.importance, self.scoring):
+            if not self.prefit:
+                estimator = _fit_on_frame(estimator, codec, X_train, y_train, **fit_params)
+            self._fit_mean_abs_shap(estimator, X_train, X_valid, sampling_seed)
+        elif codec is None and _lsspa_applies(estimator, self.importance, self.scoring):
             self.estimator_ = estimator.fit(X_train, y_train)
             self._fit_lsspa(estimator, X_train, y_train, X_valid, y_valid, sampling_seed)
         else:
             if self.importance == "refit":
-                self.estimator_ = clone(estimator).fit(X_train, y_train)
+                self.estimator_ = _fit_on_frame(clone(estimator), codec, X_train, y_train)
                 game = RefitGame(estimator, X_train, y_train, X_valid, y_valid,
                                  scoring=self.scoring, n_jobs=self.n_jobs)
             else:
                 self.estimator_ = (estimator if self.prefit
-                                   else estimator.fit(X_train, y_train, **fit_params))
+                                   else _fit_on_frame(estimator, codec, X_train, y_train,
+                                                      **fit_params))
                 # masked rows are mixed as numbers: the codes stand for non-numeric columns
                 numbers = X_checked if codec is not None else np.asarray(X_model, np.float64)
                 background = numbers[train]
@@ -436,9 +453,8 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
         self._store(result.attribution, result.std_errors, intervals, evaluations,
                     None, f"lsspa_{result.method}")
 
-    def _fit_mean_abs_shap(self, estimator, X_train, y_train, X_valid, seed, fit_params):
-        self.estimator_ = estimator if self.prefit else estimator.fit(X_train, y_train,
-                                                                      **fit_params)
+    def _fit_mean_abs_shap(self, estimator, X_train, X_valid, seed):
+        self.estimator_ = estimator  # fitted
         background = min(self.background, np.shape(X_train)[0])
         explainer = ShapleyExplainer(self.estimator_, prefit=True, background=background,
                                      n_jobs=self.n_jobs, random_state=seed,

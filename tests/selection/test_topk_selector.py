@@ -275,3 +275,8 @@ def test_text_frame_errors():
     assert selector.n_features_in_ == 5
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):
         TopKShapleySelector(_one_hot_ridge(), k=2).fit(frame, y[:-1])
+    for importance in ("refit", "performance", "mean_abs_shap"):
+        with pytest.raises(ValueError, match=r"LinearRegression could not be fitted on X, "
+                                             r"whose columns \['district', 'colour', "
+                                             r"'kind'\] are not numbers"):
+            TopKShapleySelector(LinearRegression(), k=2, importance=importance).fit(frame, y)
