@@ -315,6 +315,12 @@ def test_warp_emulator_matches_the_reference(packing):
     reference = tree_shap(ensemble, X[:6], backend="numpy").values
     np.testing.assert_allclose(np.moveaxis(emulate_warp_shap(ensemble, X[:6], packing), 1, 2),
                                reference, atol=1e-12)
+    lightgbm = pytest.importorskip("lightgbm")  # categorical sets in the lanes
+    model, rows = _categorical_lightgbm(lightgbm)
+    ensemble = read_model(model)
+    reference = tree_shap(ensemble, rows[:8], backend="numpy").values
+    np.testing.assert_allclose(np.moveaxis(emulate_warp_shap(ensemble, rows[:8], packing), 1,
+                                           2), reference, atol=1e-12)
 
 
 def test_unsupported_models_and_inputs_raise_clear_errors():

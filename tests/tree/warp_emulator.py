@@ -6,18 +6,17 @@ packed layout, so it checks packing, group bookkeeping and the shuffle formulas.
 import numpy as np
 
 from skshapley.backends._gpu_layout import warp_layout
+from skshapley.backends._tree_numpy import elements_satisfied
 
 
 def _satisfied(x, layout, lanes):
+    # padding lanes (feature -1) are always satisfied; real ones as the NumPy twin says
     f = layout.feature[lanes]
     o = np.ones(len(lanes))
-    real = f >= 0
-    values = x[f[real]]
-    missing = np.isnan(values)
-    zero = (layout.missing_mode[lanes][real] == 1) & (values > -1e-35) & (values <= 1e-35)
-    with np.errstate(invalid="ignore"):
-        inside = (layout.lower[lanes][real] <= values) & (values < layout.upper[lanes][real])
-    o[real] = np.where(missing | zero, layout.missing_branch[lanes][real], inside)
+    real = lanes[f >= 0]
+    o[f >= 0] = elements_satisfied(x[layout.feature[real]], layout.lower[real],
+                                   layout.upper[real], layout.missing_branch[real],
+                                   layout.missing_mode[real])
     return o
 
 
