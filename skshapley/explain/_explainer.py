@@ -126,7 +126,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
     method : {"auto", "tree", "exact", "permutation", "stratified", "owen", \
             "owen_halved", "kernel", "leverage", "kadd", "surrogate"}, default="auto"
         "tree": exact TreeSHAP (§8) for scikit-learn, XGBoost and LightGBM tree
-        ensembles, when the explained output is linear in the leaves (regression values,
+        ensembles, and Pipelines of column-wise steps (scalers, imputers, ...) ending in
+        one, when the explained output is linear in the leaves (regression values,
         forest probabilities, boosted margins and log-odds); no model is called per row.
         "auto" picks "tree" whenever it applies. Otherwise "auto" enumerates all
         coalitions when 2^d <= max_evals; otherwise, with ``tol``,

@@ -541,7 +541,8 @@ def read_lightgbm(model):
 
 def read_model(model):
     """A :class:`TreeEnsemble` from a fitted tree model of scikit-learn, XGBoost or
-    LightGBM.
+    LightGBM, or a Pipeline of column-wise transformers (scalers, imputers, ...) ending
+    in one.
 
     Raises
     ------
@@ -549,6 +550,12 @@ def read_model(model):
         If the model is not a supported tree ensemble, or uses a feature (categorical
         splits, vector leaves) that cannot be read exactly yet.
     """
+    from sklearn.pipeline import Pipeline
+
+    if isinstance(model, Pipeline):
+        from skshapley.tree._pipeline import read_pipeline
+
+        return read_pipeline(model, read_model)
     module = type(model).__module__.split(".")[0]
     readers = {"sklearn": read_sklearn, "xgboost": read_xgboost, "lightgbm": read_lightgbm}
     if module in readers:

@@ -123,7 +123,8 @@ def test_clear_errors():
     with pytest.raises(ValueError, match="feature names"):
         explainer.explain(X[list(reversed(X.columns))])
     with pytest.raises(ValueError, match="method='tree' cannot explain this model exactly: "
-                                         "Pipeline is not a tree model"):
+                                         ".*step ColumnTransformer is not one of the "
+                                         "column-wise transformers"):
         ShapleyExplainer(_pipeline(), method="tree").fit(X, y)
     with pytest.raises(ValueError, match="must be a DataFrame"):
         ShapleyExplainer(_pipeline(), background=X.to_numpy()[:5]).fit(X, y)

@@ -9,7 +9,7 @@ from sklearn.ensemble import (
     RandomForestClassifier,
 )
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import PolynomialFeatures, StandardScaler
 
 from skshapley import ShapleyExplainer
 from skshapley.tree import tree_shap
@@ -69,10 +69,16 @@ def test_outputs_are_mapped_or_refused():
                                    exact.explain(X[:3]).values, atol=1e-9)
 
 
-def test_pipelines_are_not_trees_and_interactions_need_the_tree_game():
+def test_pipelines_of_column_wise_steps_are_trees_and_interactions_need_the_tree_game():
     X, y = load_diabetes(return_X_y=True)
     pipeline = make_pipeline(StandardScaler(), HistGradientBoostingRegressor(max_iter=5))
-    explainer = ShapleyExplainer(pipeline, background=10, max_evals=64).fit(X, y)
+    scaled = ShapleyExplainer(pipeline, feature_perturbation="tree_path_dependent").fit(X, y)
+    assert scaled.method_ == "tree"
+    explanation = scaled.explain(X[:3], interactions=True)
+    np.testing.assert_allclose(explanation.interactions.sum(axis=2), explanation.values,
+                               atol=1e-10)
+    mixed = make_pipeline(PolynomialFeatures(2), HistGradientBoostingRegressor(max_iter=5))
+    explainer = ShapleyExplainer(mixed, background=10, max_evals=64).fit(X, y)
     assert explainer.method_ != "tree"
     with pytest.raises(ValueError, match="interactions=True"):
         explainer.explain(X[:1], interactions=True)

@@ -1,0 +1,108 @@
+"""TreeSHAP through a Pipeline of column-wise transformers ending in a tree model."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.ensemble import (
+    GradientBoostingRegressor,
+    HistGradientBoostingRegressor,
+    RandomForestClassifier,
+)
+from sklearn.impute import SimpleImputer
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import (
+    KBinsDiscretizer,
+    PolynomialFeatures,
+    QuantileTransformer,
+    StandardScaler,
+)
+
+from skshapley import ShapleyExplainer
+from skshapley.tree import read_model, tree_shap
+
+
+def _frame(seed=0, n=400, nan=0.0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(rng.normal(size=(n, 5)) * [1.0, 10.0, 0.1, 3.0, 1.0],
+                     columns=["a", "b", "c", "d", "e"])
+    y = X["a"] * X["b"] + np.sin(10 * X["c"]) + (X["d"] > 0)
+    if nan:
+        X = X.mask(rng.random(X.shape) < nan)
+    return X, y.to_numpy()
+
+
+@pytest.mark.parametrize("steps", [
+    [StandardScaler()],
+    [QuantileTransformer(n_quantiles=50), "passthrough"],
+    [KBinsDiscretizer(n_bins=6, encode="ordinal", quantile_method="averaged_inverted_cdf")],
+])
+def test_columnwise_steps_keep_exact_treeshap(steps):
+    # the pipeline's game over its input columns is the model's over the transformed ones
+    X, y = _frame()
+    pipeline = make_pipeline(*steps, GradientBoostingRegressor(n_estimators=30, max_depth=3,
+                                                               random_state=0))
+    tree = ShapleyExplainer(pipeline, background=25, random_state=0).fit(X, y)
+    exact = ShapleyExplainer(pipeline, method="exact", background=25,
+                             random_state=0).fit(X, y)
+    assert tree.method_ == "tree"
+    rows = X.iloc[:12]
+    np.testing.assert_allclose(tree.explain(rows).values, exact.explain(rows).values,
+                               atol=1e-9)
+    result = tree_shap(tree.estimator_, rows)
+    np.testing.assert_allclose(result.values.sum(axis=1)[:, 0] + result.base_values[:, 0],
+                               tree.estimator_.predict(rows), atol=1e-9)
+
+
+def test_imputer_before_a_forest_classifier():
+    X, y = _frame(seed=1, nan=0.1)
+    labels = (y > np.median(y)).astype(int)
+    pipeline = make_pipeline(SimpleImputer(), RandomForestClassifier(
+        n_estimators=10, max_depth=5, random_state=0))
+    # a forest's probabilities are sums over its trees (its log-odds are not)
+    tree = ShapleyExplainer(pipeline, response_method="predict_proba", background=20,
+                            random_state=0).fit(X, labels)
+    exact = ShapleyExplainer(pipeline, response_method="predict_proba", method="exact",
+                             background=20, random_state=0).fit(X, labels)
+    assert tree.method_ == "tree"
+    rows = X.iloc[:10]
+    np.testing.assert_allclose(tree.explain(rows).values, exact.explain(rows).values,
+                               atol=1e-9)
+    # path-dependent values: the forest's own, on the imputed rows
+    fitted = tree.estimator_
+    ours = tree_shap(fitted, rows).values
+    forest = tree_shap(fitted[-1], fitted[:-1].transform(rows)).values
+    np.testing.assert_allclose(ours, forest, atol=1e-12)
+
+
+@pytest.mark.parametrize("step, reason", [
+    (PolynomialFeatures(2), "not one of the column-wise transformers"),
+    (SimpleImputer(add_indicator=True), "adds indicator columns"),
+    (KBinsDiscretizer(n_bins=4, encode="onehot-dense", quantile_method="averaged_inverted_cdf"),
+     "does not keep the columns in place"),
+])
+def test_other_steps_are_refused_and_explained_without_trees(step, reason):
+    X, y = _frame(seed=2, nan=0.05 if isinstance(step, SimpleImputer) else 0.0)
+    pipeline = make_pipeline(step, GradientBoostingRegressor(n_estimators=5, random_state=0))
+    pipeline.fit(X.fillna(0.0) if not isinstance(step, SimpleImputer) else X, y)
+    with pytest.raises(ValueError, match=reason):
+        read_model(pipeline)
+    explainer = ShapleyExplainer(pipeline, prefit=True, background=10).fit(X.fillna(0.0))
+    assert explainer.method_ != "tree"
+
+
+@pytest.mark.filterwarnings("ignore:Skipping features without any observed values")
+def test_imputer_that_drops_a_column_and_self_encoding_models_are_refused():
+    X, y = _frame(seed=3)
+    X["e"] = np.nan  # all missing: the imputer drops it
+    pipeline = make_pipeline(SimpleImputer(), GradientBoostingRegressor(n_estimators=5))
+    with pytest.raises(ValueError, match="does not keep the columns in place"):
+        read_model(pipeline.fit(X, y))
+    frame = pd.DataFrame({"a": X["a"], "k": pd.Categorical(np.where(X["b"] > 0, "p", "q"))})
+    pipeline = make_pipeline("passthrough", HistGradientBoostingRegressor(max_iter=5))
+    assert read_model(pipeline.fit(frame, y)).input_encoder is not None  # no step: the model's
+    encoded = make_pipeline(SimpleImputer(strategy="most_frequent"),
+                            HistGradientBoostingRegressor(max_iter=5,
+                                                          categorical_features=[1]))
+    encoded.set_output(transform="pandas")
+    with pytest.raises(ValueError, match="encodes its own input"):
+        read_model(encoded.fit(frame, y))
