@@ -210,7 +210,8 @@ def tree_shap(model, X, *, background=None, feature_perturbation="auto", interac
     Parameters
     ----------
     model : fitted tree model or TreeEnsemble
-        scikit-learn trees, forests, (Hist)GradientBoosting; XGBoost; LightGBM.
+        scikit-learn trees, forests, (Hist)GradientBoosting; XGBoost; LightGBM; or a
+        Pipeline of column-wise steps (scalers, imputers, ...) ending in one.
     X : array-like (n_rows, n_features)
         Rows to explain; NaN is a missing value, routed as the model routes it.
     background : array-like (n_background, n_features), optional
