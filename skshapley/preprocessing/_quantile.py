@@ -513,6 +513,11 @@ class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
                                           solved["references_"], inverse=True)
         return X
 
+    # Each output column is a function of the input column at its place (one-hot binning
+    # excepted, which get_feature_names_out shows): TreeSHAP reads a Pipeline of it
+    # before a tree model (skshapley.tree._pipeline).
+    _skshapley_columnwise = True
+
     def get_feature_names_out(self, input_features=None):
         """Input names, or ``<name>_<bin>`` per bin for one-hot binning."""
         check_is_fitted(self)

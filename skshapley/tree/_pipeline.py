@@ -2,11 +2,11 @@
 
 When every step before the model maps each input column on its own to the output column
 at the same place (scalers, imputers, quantile and power transforms, ordinal encoders and
-discretisers), the pipeline's interventional game over its input columns is the tree
-model's game over the transformed columns with the transformed background: a coalition's
-columns are transformed one by one, whatever the other columns hold. TreeSHAP of the
-model, fed the transformed rows, therefore gives the pipeline's values exactly; the
-ensemble carries the steps as its ``input_encoder``.
+discretisers, skshapley's ``MomentQuantileTransformer``), the pipeline's interventional
+game over its input columns is the tree model's game over the transformed columns with
+the transformed background: a coalition's columns are transformed one by one, whatever
+the other columns hold. TreeSHAP of the model, fed the transformed rows, therefore gives
+the pipeline's values exactly; the ensemble carries the steps as its ``input_encoder``.
 """
 
 from __future__ import annotations
@@ -46,7 +46,9 @@ class PipelineInput:
 def _why_not_columnwise(step):
     """None if ``step`` maps each column on its own to the same place, else why not."""
     name = type(step).__name__
-    if not isinstance(step, _columnwise_types()):
+    # a transformer of ours says so itself (this layer does not import preprocessing)
+    declared = getattr(step, "_skshapley_columnwise", False)
+    if not (declared or isinstance(step, _columnwise_types())):
         return f"its step {name} is not one of the column-wise transformers"
     if getattr(step, "add_indicator", False):
         return f"its step {name} adds indicator columns"

@@ -17,7 +17,7 @@ from sklearn.preprocessing import (
     StandardScaler,
 )
 
-from skshapley import ShapleyExplainer
+from skshapley import MomentQuantileTransformer, ShapleyExplainer
 from skshapley.tree import read_model, tree_shap
 
 
@@ -35,6 +35,7 @@ def _frame(seed=0, n=400, nan=0.0):
     [StandardScaler()],
     [QuantileTransformer(n_quantiles=50), "passthrough"],
     [KBinsDiscretizer(n_bins=6, encode="ordinal", quantile_method="averaged_inverted_cdf")],
+    [MomentQuantileTransformer(), StandardScaler()],
 ])
 def test_columnwise_steps_keep_exact_treeshap(steps):
     # the pipeline's game over its input columns is the model's over the transformed ones
@@ -77,6 +78,8 @@ def test_imputer_before_a_forest_classifier():
 @pytest.mark.parametrize("step, reason", [
     (PolynomialFeatures(2), "not one of the column-wise transformers"),
     (SimpleImputer(add_indicator=True), "adds indicator columns"),
+    (MomentQuantileTransformer(n_bins=4, encode="onehot-dense"),
+     "does not keep the columns in place"),
     (KBinsDiscretizer(n_bins=4, encode="onehot-dense", quantile_method="averaged_inverted_cdf"),
      "does not keep the columns in place"),
 ])
