@@ -10,6 +10,7 @@ extend and unwind commute.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -177,6 +178,20 @@ class TreeEnsemble:
         path_of_output = np.repeat(np.arange(self.n_paths), np.diff(self.out_ptr))
         np.add.at(values, (path_of_output, self.out_index), self.out_value)
         return values
+
+
+def with_columns_renamed(ensemble, column_of, n_features, input_encoder):
+    """``ensemble`` reading column ``column_of[j]`` where it read column j, out of
+    ``n_features``, through ``input_encoder``; each path's elements sorted by their new
+    feature again (the order the IR keeps; the kernels do not depend on it)."""
+    feature = np.asarray(column_of, np.int32)[ensemble.feature]
+    path_of = np.repeat(np.arange(ensemble.n_paths), ensemble.path_lengths)
+    order = np.lexsort((feature, path_of))
+    columns = {name: getattr(ensemble, name)[order] for name in
+               ("lower", "upper", "missing_branch", "missing_mode", "zero_fraction")}
+    return dataclasses.replace(ensemble, feature=np.ascontiguousarray(feature[order]),
+                               n_features=int(n_features), input_encoder=input_encoder,
+                               **{k: np.ascontiguousarray(v) for k, v in columns.items()})
 
 
 def _walk_up(tables):

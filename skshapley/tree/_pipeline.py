@@ -1,12 +1,14 @@
 """Pipelines of column-wise transformers that end in a tree model.
 
-When every step before the model maps each input column on its own to the output column
-at the same place (scalers, imputers, quantile and power transforms, ordinal encoders and
-discretisers, skshapley's ``MomentQuantileTransformer``), the pipeline's interventional
-game over its input columns is the tree model's game over the transformed columns with
-the transformed background: a coalition's columns are transformed one by one, whatever
-the other columns hold. TreeSHAP of the model, fed the transformed rows, therefore gives
-the pipeline's values exactly; the ensemble carries the steps as its ``input_encoder``.
+When every step before the model maps each input column on its own to one output column
+(scalers, imputers, quantile and power transforms, ordinal encoders and discretisers,
+skshapley's ``MomentQuantileTransformer``, and ColumnTransformers of these, which may
+reorder or drop columns), the pipeline's interventional game over its input columns is
+the tree model's game over the transformed columns with the transformed background: a
+coalition's columns are transformed one by one, whatever the other columns hold. TreeSHAP
+of the model, fed the transformed rows, therefore gives the pipeline's values exactly:
+the ensemble's paths are renamed to the input columns and it carries the steps as its
+``input_encoder``. A dropped column gets no value (the model never sees it).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+
+from skshapley.tree._ensemble import with_columns_renamed
 
 
 def _columnwise_types():
@@ -34,32 +38,67 @@ def _columnwise_types():
 
 
 class PipelineInput:
-    """The steps before a pipeline's tree model, as the ensemble's ``input_encoder``."""
+    """The steps before a pipeline's tree model, then the model's own encoder if any,
+    with the transformed columns put back at their input columns' places."""
 
-    def __init__(self, steps):
+    def __init__(self, steps, column_of, n_features, inner=None):
         self.steps = steps
+        self.column_of = np.asarray(column_of, np.int64)
+        self.n_features = int(n_features)
+        self.inner = inner
 
     def __call__(self, X):
-        return np.asarray(self.steps.transform(X), dtype=np.float64)
+        transformed = self.steps.transform(X)
+        transformed = (np.asarray(transformed, np.float64) if self.inner is None
+                       else self.inner(transformed))
+        out = np.zeros((transformed.shape[0], self.n_features))
+        out[:, self.column_of] = transformed
+        return out
 
 
-def _why_not_columnwise(step):
-    """None if ``step`` maps each column on its own to the same place, else why not."""
+def _columns_in_place(step):
+    """Whether ``step`` outputs its input columns, in order, one each."""
+    n_in = int(step.n_features_in_)
+    names_in = getattr(step, "feature_names_in_", None)
+    names_in = [f"x{j}" for j in range(n_in)] if names_in is None else list(names_in)
+    return list(step.get_feature_names_out()) == names_in
+
+
+def _input_column_of_outputs(step):
+    """Input column of each output column of a column-wise ``step``, or why it is not
+    column-wise (a string)."""
+    from sklearn.compose import ColumnTransformer
+
     name = type(step).__name__
-    # a transformer of ours says so itself (this layer does not import preprocessing)
-    declared = getattr(step, "_skshapley_columnwise", False)
+    if isinstance(step, ColumnTransformer):
+        inputs = []
+        for part_name, part, _ in step.transformers_:
+            if part == "drop":
+                continue
+            columns = list(step._transformer_to_input_indices[part_name])
+            if part != "passthrough":
+                reason = _input_column_of_outputs(part)
+                if isinstance(reason, str):
+                    return reason
+            inputs += columns
+        if len(step.get_feature_names_out()) != len(inputs):
+            return f"its step {name} does not output one column per kept input column"
+        return np.asarray(inputs, np.int64)
+    from sklearn.preprocessing import FunctionTransformer
+
+    # a transformer of ours says so itself (this layer does not import preprocessing);
+    # an identity FunctionTransformer is how a ColumnTransformer passes its remainder
+    declared = getattr(step, "_skshapley_columnwise", False) or (
+        isinstance(step, FunctionTransformer) and step.func is None)
     if not (declared or isinstance(step, _columnwise_types())):
         return f"its step {name} is not one of the column-wise transformers"
     if getattr(step, "add_indicator", False):
         return f"its step {name} adds indicator columns"
-    n_in = int(step.n_features_in_)
-    names_in = getattr(step, "feature_names_in_", None)
-    names_in = [f"x{j}" for j in range(n_in)] if names_in is None else list(names_in)
     # same count and order of columns (an imputer drops all-missing columns; one-hot
     # bins add columns)
-    if list(step.get_feature_names_out()) != names_in:
+    if not _columns_in_place(step):
         return f"its step {name} does not keep the columns in place"
-    return None
+    return np.arange(int(step.n_features_in_))
 
 
 def read_pipeline(pipeline, read_model):
@@ -71,17 +110,18 @@ def read_pipeline(pipeline, read_model):
         If a step is not column-wise, or the last step is not a readable tree model.
     """
     steps = [step for _, step in pipeline.steps[:-1] if step not in (None, "passthrough")]
-    for step in steps:
-        reason = _why_not_columnwise(step)
-        if reason is not None:
-            raise ValueError(f"method='tree' reads a Pipeline when every step before its "
-                             f"model transforms columns one by one; {reason}.")
     model = pipeline.steps[-1][1]
-    ensemble = read_model(model)
     if not steps:
-        return ensemble
-    if ensemble.input_encoder is not None:
-        raise ValueError(f"method='tree' cannot read a Pipeline whose model "
-                         f"({type(model).__name__}) encodes its own input.")
-    return dataclasses.replace(ensemble, input_encoder=PipelineInput(pipeline[:-1]),
-                               model_name=f"Pipeline ending in {ensemble.model_name}")
+        return read_model(model)
+    column_of = np.arange(int(pipeline.n_features_in_))  # position -> input column
+    for step in steps:
+        inputs = _input_column_of_outputs(step)
+        if isinstance(inputs, str):
+            raise ValueError(f"method='tree' reads a Pipeline when every step before its "
+                             f"model transforms columns one by one; {inputs}.")
+        column_of = column_of[inputs]
+    ensemble = read_model(model)
+    encoder = PipelineInput(pipeline[:-1], column_of, pipeline.n_features_in_,
+                            ensemble.input_encoder)
+    renamed = with_columns_renamed(ensemble, column_of, pipeline.n_features_in_, encoder)
+    return dataclasses.replace(renamed, model_name=f"Pipeline ending in {ensemble.model_name}")

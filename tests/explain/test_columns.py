@@ -123,7 +123,7 @@ def test_clear_errors():
     with pytest.raises(ValueError, match="feature names"):
         explainer.explain(X[list(reversed(X.columns))])
     with pytest.raises(ValueError, match="method='tree' cannot explain this model exactly: "
-                                         ".*step ColumnTransformer is not one of the "
+                                         ".*step OneHotEncoder is not one of the "
                                          "column-wise transformers"):
         ShapleyExplainer(_pipeline(), method="tree").fit(X, y)
     with pytest.raises(ValueError, match="must be a DataFrame"):

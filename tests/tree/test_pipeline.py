@@ -94,18 +94,82 @@ def test_other_steps_are_refused_and_explained_without_trees(step, reason):
 
 
 @pytest.mark.filterwarnings("ignore:Skipping features without any observed values")
-def test_imputer_that_drops_a_column_and_self_encoding_models_are_refused():
+def test_imputer_that_drops_a_column_is_refused():
     X, y = _frame(seed=3)
     X["e"] = np.nan  # all missing: the imputer drops it
     pipeline = make_pipeline(SimpleImputer(), GradientBoostingRegressor(n_estimators=5))
     with pytest.raises(ValueError, match="does not keep the columns in place"):
         read_model(pipeline.fit(X, y))
-    frame = pd.DataFrame({"a": X["a"], "k": pd.Categorical(np.where(X["b"] > 0, "p", "q"))})
-    pipeline = make_pipeline("passthrough", HistGradientBoostingRegressor(max_iter=5))
-    assert read_model(pipeline.fit(frame, y)).input_encoder is not None  # no step: the model's
-    encoded = make_pipeline(SimpleImputer(strategy="most_frequent"),
-                            HistGradientBoostingRegressor(max_iter=5,
-                                                          categorical_features=[1]))
-    encoded.set_output(transform="pandas")
-    with pytest.raises(ValueError, match="encodes its own input"):
-        read_model(encoded.fit(frame, y))
+
+
+def _houses(seed=4, n=500):
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "area": rng.gamma(6.0, 15.0, n),
+        "district": pd.Categorical(rng.choice(["north", "south", "east", "west"], n)),
+        "age": rng.uniform(0, 80, n),
+        "heating": pd.Categorical(rng.choice(["gas", "oil", "pump"], n)),
+    })
+    y = (2 * frame["area"] - 0.5 * frame["age"]
+         + np.where(frame["district"] == "north", 40.0, 0.0)
+         + np.where(frame["heating"] == "pump", 15.0, 0.0) + rng.normal(size=n))
+    return frame, y.to_numpy()
+
+
+@pytest.mark.parametrize("remainder", ["passthrough", "drop"])
+def test_ordinal_encoder_column_transformer_before_categorical_boosting(remainder):
+    # scikit-learn's own recipe for categorical features: an OrdinalEncoder that moves
+    # the categorical columns first, then HistGradientBoosting splitting on their codes
+    from sklearn.compose import make_column_selector, make_column_transformer
+    from sklearn.preprocessing import OrdinalEncoder
+
+    frame, y = _houses()
+    encoder = make_column_transformer(
+        (OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=np.nan),
+         make_column_selector(dtype_include="category")),
+        remainder=remainder, verbose_feature_names_out=False)
+    model = HistGradientBoostingRegressor(max_iter=30,
+                                          categorical_features=["district", "heating"],
+                                          random_state=0)
+    pipeline = make_pipeline(encoder, model).set_output(transform="pandas")
+    pipeline.fit(frame, y)
+    assert list(encoder.get_feature_names_out())[:2] == ["district", "heating"]
+    rows = frame.iloc[:10].copy()
+    rows.loc[rows.index[1], "district"] = np.nan
+    tree = ShapleyExplainer(pipeline, prefit=True, background=20, random_state=0).fit(frame)
+    exact = ShapleyExplainer(pipeline, prefit=True, method="exact", background=20,
+                             random_state=0).fit(frame)
+    assert tree.method_ == "tree"
+    values = tree.explain(rows).values
+    np.testing.assert_allclose(values, exact.explain(rows).values, atol=1e-9)
+    if remainder == "drop":  # the model never sees area and age: no value
+        assert np.all(values[:, [0, 2]] == 0.0)
+    result = tree_shap(pipeline, rows)
+    np.testing.assert_allclose(result.values.sum(axis=1)[:, 0] + result.base_values[:, 0],
+                               pipeline.predict(rows), atol=1e-9)
+
+
+def test_imputer_before_a_model_that_encodes_its_own_input():
+    X, y = _frame(seed=5, nan=0.05)
+    X["k"] = np.where(X["b"].fillna(0) > 0, 2.0, 7.0)
+    pipeline = make_pipeline(SimpleImputer(strategy="most_frequent"),
+                             HistGradientBoostingRegressor(max_iter=10,
+                                                           categorical_features=[5]))
+    pipeline.fit(X, y)
+    assert read_model(pipeline[-1]).input_encoder is not None
+    result = tree_shap(pipeline, X.iloc[:15])
+    np.testing.assert_allclose(result.values.sum(axis=1)[:, 0] + result.base_values[:, 0],
+                               pipeline.predict(X.iloc[:15]), atol=1e-9)
+
+
+def test_column_transformer_with_a_one_hot_part_is_refused():
+    from sklearn.compose import make_column_transformer
+    from sklearn.preprocessing import OneHotEncoder
+
+    frame, y = _houses(seed=6)
+    pipeline = make_pipeline(
+        make_column_transformer((OneHotEncoder(), ["district", "heating"]),
+                                remainder="passthrough"),
+        GradientBoostingRegressor(n_estimators=5)).fit(frame, y)
+    with pytest.raises(ValueError, match="OneHotEncoder is not one of the column-wise"):
+        read_model(pipeline)
