@@ -1,6 +1,26 @@
-"""The opening every results file shares, and a logger that prints and keeps lines."""
+"""The opening every results file shares, a logger that prints and keeps lines, and the
+repeat timer."""
 
 from __future__ import annotations
+
+import time
+
+
+def timed(function, repeats=3, statistic=min):
+    """``statistic`` (min: the best; or a median) of the seconds of ``repeats`` calls of
+    ``function`` after one warm-up call (JIT, caches)."""
+    function()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return float(statistic(times))
+
+
+def best_time(function, repeats=3):
+    """Fastest of ``repeats`` calls of ``function`` after a warm-up call."""
+    return timed(function, repeats)
 
 
 def start_report(title, doc, script, argv):

@@ -26,21 +26,11 @@ from __future__ import annotations
 
 import argparse
 import pathlib
-import time
 
 import numpy as np
+from _report import best_time
 
 RESULTS = pathlib.Path(__file__).resolve().parent / "results" / "gpu.md"
-
-
-def best_time(function, repeats=3):
-    function()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def _synchronized(function):

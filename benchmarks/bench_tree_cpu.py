@@ -26,17 +26,13 @@ import os
 import time
 
 import numpy as np
+from _report import timed as repeat_time
 from bench_tree_gpu import make_data
 
 
 def timed(function, repeats):
-    function()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
+    """Median seconds of ``repeats`` calls after a warm-up."""
+    return repeat_time(function, repeats, statistic=np.median)
 
 
 def write_table(path, rows_out, threads, repeats, complete=False):

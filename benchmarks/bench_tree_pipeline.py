@@ -21,19 +21,9 @@ explained rows; best of 3 after a warm-up; one process.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
-
-
-def best_of(function, repeats=3):
-    function()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
+from _report import best_time
 
 
 def scaled_boosting():
@@ -89,16 +79,16 @@ def run(case, repeats):
     tree = ShapleyExplainer(model, prefit=True, background=background).fit(X)
     assert tree.method_ == "tree", tree.method_
     values = tree.explain(rows).values
-    seconds = best_of(lambda: tree.explain(rows), repeats)
+    seconds = best_time(lambda: tree.explain(rows), repeats)
     out.append((name, n_rows, "ours, method='tree' (now picked by auto)", seconds, 0.0))
     exact = ShapleyExplainer(model, prefit=True, method="exact", background=background).fit(X)
-    seconds = best_of(lambda: exact.explain(rows), repeats)
+    seconds = best_time(lambda: exact.explain(rows), repeats)
     error = np.abs(exact.explain(rows).values - values).max()
     out.append((name, n_rows, "ours, method='exact' (auto's choice before)", seconds, error))
     if not hasattr(X, "iloc"):
         masker = shap.maskers.Independent(background, max_samples=len(background))
         peer = shap.explainers.Exact(model.predict, masker)
-        seconds = best_of(lambda: peer(rows), repeats)
+        seconds = best_time(lambda: peer(rows), repeats)
         error = np.abs(peer(rows).values - values).max()
         out.append((name, n_rows, "shap ExactExplainer (Independent masker)", seconds, error))
     return out
