@@ -97,11 +97,9 @@ def category_set_contains(x, lower, upper):
 
 def _in_category_set(x, lower, upper):
     """Vectorised membership test of ``CATEGORY_SET`` elements (x not NaN)."""
-    with np.errstate(invalid="ignore"):
-        atom = np.where(x >= SET_CODES, SET_CODES,
-                        np.where(x >= 0, np.floor(np.clip(x, 0, SET_CODES)),
-                                 np.where(x > -1, SET_CODES + 1, SET_CODES + 2)))
-    atom = np.nan_to_num(atom).astype(np.uint64)
+    atom = np.select([x >= SET_CODES, x >= 0, x > -1],
+                     [SET_CODES, np.floor(np.clip(x, 0, SET_CODES)), SET_CODES + 1],
+                     SET_CODES + 2).astype(np.uint64)
     word = np.where(atom < SET_WORD_BITS, lower, upper).astype(np.uint64)
     return ((word >> (atom % np.uint64(SET_WORD_BITS))) & np.uint64(1)).astype(bool)
 
@@ -125,7 +123,7 @@ def _path_elements(X, p, path_ptr, feature, lower, upper, missing_branch, missin
     start, stop = path_ptr[p], path_ptr[p + 1]
     f = feature[start:stop]
     o = elements_satisfied(X[:, f], lower[start:stop], upper[start:stop],
-                   missing_branch[start:stop], missing_mode[start:stop])
+                           missing_branch[start:stop], missing_mode[start:stop])
     return f, o.astype(np.float64)
 
 

@@ -150,8 +150,8 @@ class TreeEnsemble:
 
     def satisfied(self, X) -> np.ndarray:
         """bool (n_rows, n_elements): which elements each row satisfies (x prepared)."""
-        return elements_satisfied(X[:, self.feature], self.lower, self.upper, self.missing_branch,
-                          self.missing_mode)
+        return elements_satisfied(X[:, self.feature], self.lower, self.upper,
+                                  self.missing_branch, self.missing_mode)
 
     def predict_raw(self, X) -> np.ndarray:
         """float64 (n_rows, n_outputs): the ensemble's raw output from its paths.
@@ -178,6 +178,28 @@ class TreeEnsemble:
         path_of_output = np.repeat(np.arange(self.n_paths), np.diff(self.out_ptr))
         np.add.at(values, (path_of_output, self.out_index), self.out_value)
         return values
+
+
+class PlacedColumns:
+    """An ``input_encoder`` that runs a fitted transformer whose output column k comes
+    from input column ``column_of[k]`` alone (then ``inner``, the tree model's own
+    encoder, if any) and puts each output back at its input column's place: the paths
+    test the input columns, and the Shapley values of a column and of its transform are
+    the same. Input columns no output comes from (dropped) are 0, never read."""
+
+    def __init__(self, transformer, column_of, n_features, inner=None):
+        self.transformer = transformer
+        self.column_of = np.asarray(column_of, np.int64)
+        self.n_features = int(n_features)
+        self.inner = inner
+
+    def __call__(self, X):
+        transformed = self.transformer.transform(X)
+        transformed = (np.asarray(transformed, np.float64) if self.inner is None
+                       else self.inner(transformed))
+        out = np.zeros((transformed.shape[0], self.n_features))
+        out[:, self.column_of] = transformed
+        return out
 
 
 def with_columns_renamed(ensemble, column_of, n_features, input_encoder):
@@ -249,15 +271,16 @@ def _split_categorical(categorical, starts, node_sorted, element_path, feature, 
         union = [(lower[i], upper[i])]  # the numeric edges, merged already
         for node in nodes:
             union = _intersect(union, categorical.get(int(node), [(-np.inf, np.inf)]))
-        words = category_set_words(union) if mode[i] == MISSING_NAN else None
         if len(union) == 1:
             lower[i], upper[i] = union[0]
         elif not union:  # no value follows the path; a missing one still may
             lower[i] = upper[i] = np.inf
-        elif words is not None:  # a set of codes the kernels test as one element
-            (lower[i], upper[i]), mode[i] = words, CATEGORY_SET
-        else:
-            unions[i] = union
+        else:  # a set of codes the kernels test as one element, or split paths
+            words = category_set_words(union) if mode[i] == MISSING_NAN else None
+            if words is None:
+                unions[i] = union
+            else:
+                (lower[i], upper[i]), mode[i] = words, CATEGORY_SET
     if not unions:
         return element_path, feature, lower, upper, missing, mode, z, leaf_values
     columns = [feature, lower, upper, missing, mode, z]

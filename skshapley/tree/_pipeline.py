@@ -17,7 +17,7 @@ import dataclasses
 
 import numpy as np
 
-from skshapley.tree._ensemble import with_columns_renamed
+from skshapley.tree._ensemble import PlacedColumns, with_columns_renamed
 
 
 def _columnwise_types():
@@ -35,25 +35,6 @@ def _columnwise_types():
 
     return (StandardScaler, MinMaxScaler, MaxAbsScaler, RobustScaler, QuantileTransformer,
             PowerTransformer, SimpleImputer, OrdinalEncoder, KBinsDiscretizer)
-
-
-class PipelineInput:
-    """The steps before a pipeline's tree model, then the model's own encoder if any,
-    with the transformed columns put back at their input columns' places."""
-
-    def __init__(self, steps, column_of, n_features, inner=None):
-        self.steps = steps
-        self.column_of = np.asarray(column_of, np.int64)
-        self.n_features = int(n_features)
-        self.inner = inner
-
-    def __call__(self, X):
-        transformed = self.steps.transform(X)
-        transformed = (np.asarray(transformed, np.float64) if self.inner is None
-                       else self.inner(transformed))
-        out = np.zeros((transformed.shape[0], self.n_features))
-        out[:, self.column_of] = transformed
-        return out
 
 
 def _columns_in_place(step):
@@ -121,7 +102,7 @@ def read_pipeline(pipeline, read_model):
                              f"model transforms columns one by one; {inputs}.")
         column_of = column_of[inputs]
     ensemble = read_model(model)
-    encoder = PipelineInput(pipeline[:-1], column_of, pipeline.n_features_in_,
+    encoder = PlacedColumns(pipeline[:-1], column_of, pipeline.n_features_in_,
                             ensemble.input_encoder)
     renamed = with_columns_renamed(ensemble, column_of, pipeline.n_features_in_, encoder)
     return dataclasses.replace(renamed, model_name=f"Pipeline ending in {ensemble.model_name}")

@@ -18,6 +18,7 @@ from skshapley.tree._ensemble import (
     MISSING_NAN,
     MISSING_NAN_OR_ZERO,
     NodeTable,
+    PlacedColumns,
     build_ensemble,
 )
 
@@ -208,27 +209,6 @@ def _hist_categorical(table, nodes, left_bitsets, known_bitsets, known_row, feat
     return _with_intervals(table, intervals)
 
 
-class HistGradientBoostingInput:
-    """A HistGradientBoosting model's own input encoding with the columns kept in place.
-
-    A model with categorical features runs its input through a fitted preprocessor
-    (ordinal codes for the categorical columns, which it moves first) before its trees
-    see it. The ensemble's paths test the original columns, so this callable gives the
-    codes in the original column order; the Shapley values of a column and of its codes
-    are the same, the encoding being one column at a time.
-    """
-
-    def __init__(self, preprocessor, order):
-        self.preprocessor = preprocessor
-        self.order = np.asarray(order, np.int64)
-
-    def __call__(self, X):
-        encoded = np.asarray(self.preprocessor.transform(X), np.float64)
-        out = np.empty_like(encoded)
-        out[:, self.order] = encoded
-        return out
-
-
 def _hist_gradient_boosting(model):
     """(node tables, n_outputs, categorical column -> largest code, column order)."""
     predictors = model._predictors
@@ -339,8 +319,9 @@ def read_sklearn(model):
         raw = _hist_raw_output(model, probes[:, order])
         ensemble = _with_offset(tables, raw, probes, n_features, n_outputs, np.float64,
                                 name, classifier, link=link)
+        # its preprocessor encodes the categorical columns and moves them first
         return dataclasses.replace(
-            ensemble, input_encoder=HistGradientBoostingInput(model._preprocessor, order))
+            ensemble, input_encoder=PlacedColumns(model._preprocessor, order, n_features))
     raise ValueError(f"{name} is not a tree model that method='tree' can read.")
 
 
