@@ -177,3 +177,15 @@ class ColumnCodec:
             return predict(self.decode(X))
 
         return predict_codes
+
+
+def model_rows(feature_names, codec):
+    """Float rows -> the input the model takes: the DataFrame the codes stand for (with a
+    codec), a DataFrame with the fitted names, or the rows themselves."""
+    if codec is not None:
+        return codec.decode
+    if feature_names is not None:
+        import pandas as pd
+
+        return lambda rows: pd.DataFrame(rows, columns=list(feature_names))
+    return lambda rows: rows

@@ -22,7 +22,7 @@ from skshapley.approximators import (
     resolve_sampler,
     shapley_values,
 )
-from skshapley.explain._columns import ColumnCodec
+from skshapley.explain._columns import ColumnCodec, model_rows
 from skshapley.explain._explanation import Explanation
 from skshapley.explain._tree import explain_with_trees, plan_tree
 from skshapley.games import MarginalGame, make_response_function
@@ -51,18 +51,6 @@ def _model_response(estimator, response_method, feature_names, codec):
     predict = make_response_function(estimator, response_method,
                                      feature_names=None if codec else feature_names)
     return predict if codec is None else codec.wrap(predict)
-
-
-def _model_rows(feature_names, codec):
-    """The explainer's float rows -> the input the model takes: the DataFrame the codes
-    stand for, a DataFrame with the fitted names, or the rows themselves."""
-    if codec is not None:
-        return codec.decode
-    if feature_names is not None:
-        import pandas as pd
-
-        return lambda rows: pd.DataFrame(rows, columns=list(feature_names))
-    return lambda rows: rows
 
 
 def _explain_rows(estimator, X, background, *, response_method, feature_names, method,
@@ -360,7 +348,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             # the model encodes its input itself (HistGradientBoosting); the plan's
             # cross-check on the background confirms what the trees read.
             plan = plan_tree(estimator, self.response_method, background, outputs,
-                             _model_rows(feature_names, codec),
+                             model_rows(feature_names, codec),
                              codes_are_numbers=codec is None or codec.only_categorical)
             if not isinstance(plan, str):
                 tree_plan, method = plan, "tree"
@@ -511,7 +499,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             values, base, inter = explain_with_trees(
                 self.tree_ensemble_, self._tree_output_map, X, self.background_,
                 self.feature_perturbation,
-                _model_rows(getattr(self.estimator_, "feature_names_in_", None), codec),
+                model_rows(getattr(self.estimator_, "feature_names_in_", None), codec),
                 interactions=interactions)
             std_errors = np.zeros_like(values)
             n_evaluations = np.zeros(X.shape[0], dtype=np.int64)

@@ -25,7 +25,7 @@ from skshapley.approximators._topk import bonferroni_z, order_players, pac_rule_
 from skshapley.attribution import lsspa
 from skshapley.exceptions import BudgetWarning
 from skshapley.explain import ShapleyExplainer
-from skshapley.explain._columns import ColumnCodec
+from skshapley.explain._columns import ColumnCodec, model_rows
 from skshapley.games import Game, PerformanceGame, RefitGame
 from skshapley.utils._sklearn_compat import (
     HasMethods,
@@ -376,18 +376,17 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
                 self.estimator_ = (estimator if self.prefit
                                    else _fit_on_frame(estimator, codec, X_train, y_train,
                                                       **fit_params))
-                # masked rows are mixed as numbers: the codes stand for non-numeric columns
-                numbers = X_checked if codec is not None else np.asarray(X_model, np.float64)
-                background = numbers[train]
+                # masked rows are mixed as numbers (codes for non-numeric columns), and the
+                # model is called on what they stand for
+                background = X_checked[train]
                 if background.shape[0] > self.background:
                     rows = np.sort(np.random.RandomState(split_seed).choice(
                         background.shape[0], self.background, replace=False))
                     background = background[rows]
-                game = PerformanceGame(self.estimator_, numbers[valid], y_valid, background,
-                                       scoring=self.scoring,
-                                       feature_names=getattr(self, "feature_names_in_", None)
-                                       if hasattr(X_model, "iloc") else None,
-                                       decode=None if codec is None else codec.decode)
+                game = PerformanceGame(
+                    self.estimator_, X_checked[valid], y_valid, background,
+                    scoring=self.scoring,
+                    decode=model_rows(getattr(self, "feature_names_in_", None), codec))
             self._fit_game(game, k, method, max_evals, sampling_seed)
         self._set_selection()
         return self
