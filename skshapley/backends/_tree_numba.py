@@ -22,6 +22,7 @@ from skshapley.backends._tree_numpy import (
     LEGENDRE_NODES,
     LEGENDRE_WEIGHTS,
     LIGHTGBM_ZERO_THRESHOLD,
+    MISSING_NAN,
     MISSING_NAN_OR_ZERO,
     SHAPLEY_WEIGHTS,
     category_set_contains,
@@ -341,20 +342,150 @@ tree_path_interactions.__doc__ = "Numba twin of ``_tree_numpy.tree_path_interact
 
 
 @njit(cache=True)
-def _path_patterns(background_t, start, u, feature, lower, upper, missing_branch,
-                   missing_mode, bits, direct, table, used, patterns_row, counts_row):
+def _required_elements(rows, start, u, feature, lower, upper, missing_branch, missing_mode,
+                       row_bits):
+    """The path's elements that no row of ``rows`` satisfies, as a bit pattern: a
+    background row failing one of them adds nothing to any of these rows' values."""
+    _mark_satisfied(rows, start, u, feature, lower, upper, missing_branch, missing_mode,
+                    row_bits)
+    some = np.uint64(0)
+    for r in range(rows.shape[0]):
+        some |= row_bits[r]
+    one = np.uint64(1)
+    return ((one << np.uint64(u)) - one) & ~some
+
+
+@njit(cache=True, inline="always")
+def _element_satisfied(x, e, lower, upper, missing_branch, missing_mode):
+    """Whether value ``x`` satisfies path element ``e`` (interval or category set)."""
+    if missing_mode[e] == CATEGORY_SET:
+        if x != x:
+            return missing_branch[e] != 0
+        return _in_category_set(x, lower[e], upper[e])
+    return _satisfied(x, lower[e], upper[e], missing_branch[e], missing_mode[e])
+
+
+@njit(cache=True, inline="always")
+def _lower_bound(values, n, key):
+    """First index i < n with values[i] >= key (values ascending), else n. Branch-free
+    halving (the comparison feeds an add, not a jump, so it is not mispredicted)."""
+    base = 0
+    size = n
+    while size > 1:
+        half = size // 2
+        base += half * (values[base + half - 1] < key)
+        size -= half
+    if size == 1:
+        base += values[base] < key
+    return base
+
+
+_DE_BRUIJN = np.uint64(0x03F79D71B4CB0A89)
+_DE_BRUIJN_INDEX = np.zeros(64, np.int64)
+for _bit in range(64):
+    _DE_BRUIJN_INDEX[((1 << _bit) * 0x03F79D71B4CB0A89 % 2**64) >> 58] = _bit
+
+
+@njit(cache=True, inline="always")
+def _lowest_bit(word):
+    """Index of the lowest set bit of a non-zero uint64 (de Bruijn multiplication)."""
+    low = word & (~word + np.uint64(1))
+    return _DE_BRUIJN_INDEX[(low * _DE_BRUIJN) >> np.uint64(58)]
+
+
+@njit(cache=True, inline="always")
+def _indexed_patterns(background_t, sorted_t, prefix, nan_rows, n_valid, start, u, required,
+                      feature, lower, upper, missing_branch, missing_mode, alive, bits):
+    """Patterns of the background rows that satisfy every ``required`` element, packed
+    into ``bits``; returns how many, or -1 when no required element is a plain interval.
+    The rows satisfying a plain interval are a run of its column sorted (``sorted_t``:
+    ``n_valid`` numbers first, NaN last), found by binary search; ``prefix[f, k]`` is the
+    set (bit words) of the first k rows of column f in that order, so a run is two
+    lookups, and the rows in every required run are one AND per word (``alive``). Only
+    those rows, few on a deep path, are tested element by element."""
+    one = np.uint64(1)
+    n_words = alive.shape[0]
+    for w in range(n_words):
+        alive[w] = ~np.uint64(0)
+    indexed = False
+    for j in range(u):
+        e = start + j
+        if not required & (one << np.uint64(j)) or missing_mode[e] != MISSING_NAN:
+            continue
+        f = feature[e]
+        n = n_valid[f]  # a split's side has one infinite bound: no search for it
+        lo = 0 if lower[e] == -np.inf else _lower_bound(sorted_t[f], n, lower[e])
+        hi = n if upper[e] == np.inf else max(lo, _lower_bound(sorted_t[f], n, upper[e]))
+        nan = missing_branch[e] != 0  # NaN rows go the element's way
+        any_alive = np.uint64(0)
+        for w in range(n_words):
+            run = prefix[f, hi, w] & ~prefix[f, lo, w]
+            alive[w] &= run | nan_rows[f, w] if nan else run
+            any_alive |= alive[w]
+        indexed = True
+        if not any_alive:
+            return 0
+    if not indexed:
+        return -1
+    kept = 0
+    for w in range(n_words):
+        word = alive[w]
+        while word:
+            r = w * 64 + _lowest_bit(word)
+            word &= word - one
+            kept = _keep_if_required(background_t, r, start, u, required, feature, lower,
+                                     upper, missing_branch, missing_mode, bits, kept)
+    return kept
+
+
+@njit(cache=True, inline="always")
+def _keep_if_required(background_t, r, start, u, required, feature, lower, upper,
+                      missing_branch, missing_mode, bits, kept):
+    """Append background row r's pattern to ``bits[kept]`` if it satisfies every
+    ``required`` element; returns the new count."""
+    one = np.uint64(1)
+    b = np.uint64(0)
+    for j in range(u):
+        e = start + j
+        bit = one << np.uint64(j)
+        if _element_satisfied(background_t[feature[e], r], e, lower, upper, missing_branch,
+                              missing_mode):
+            b |= bit
+        elif required & bit:
+            return kept
+    bits[kept] = b
+    return kept + 1
+
+
+@njit(cache=True, inline="always")
+def _path_patterns(background_t, sorted_t, prefix, nan_rows, n_valid, rows, start, u,
+                   feature, lower, upper, missing_branch, missing_mode, bits, row_bits,
+                   alive, direct, table, used, patterns_row, counts_row):
     """Distinct background patterns of one path, ascending, with their counts; returns
-    how many. Each element is tested against a contiguous background column. Paths of
+    how many. With ``rows`` (not empty), background rows failing an element that every
+    one of ``rows`` fails are left out (they add nothing to those rows' values; the
+    all-satisfied pattern always stays): only the rows in the sorted runs of those
+    elements are tested (``_indexed_patterns``). Otherwise each element is tested against
+    a contiguous background column. Paths of
     few elements count patterns by value in ``direct`` (all 0 on entry and on exit);
     longer ones merge duplicates through an open-addressing table (``table``, all -1 on
     entry and on exit) and sort only the few distinct patterns, not every row's."""
-    n_background = background_t.shape[1]
     one = np.uint64(1)
-    _mark_satisfied(background_t.T, start, u, feature, lower, upper, missing_branch,
-                    missing_mode, bits)
+    n_kept = -1
+    if rows.shape[0] > 0:
+        required = _required_elements(rows, start, u, feature, lower, upper,
+                                      missing_branch, missing_mode, row_bits)
+        if required:
+            n_kept = _indexed_patterns(background_t, sorted_t, prefix, nan_rows, n_valid,
+                                       start, u, required, feature, lower, upper,
+                                       missing_branch, missing_mode, alive, bits)
+    if n_kept < 0:
+        n_kept = background_t.shape[1]
+        _mark_satisfied(background_t.T, start, u, feature, lower, upper, missing_branch,
+                        missing_mode, bits)
     m = 0
-    if (1 << u) <= min(direct.size, 2 * n_background):  # count by value: already in order
-        for r in range(n_background):
+    if (1 << u) <= min(direct.size, 2 * n_kept):  # count by value: already in order
+        for r in range(n_kept):
             direct[bits[r]] += 1.0
         for b in range(1 << u):
             if direct[b] > 0.0:
@@ -364,7 +495,7 @@ def _path_patterns(background_t, start, u, feature, lower, upper, missing_branch
                 m += 1
         return m
     mask = np.uint64(table.size - 1)
-    for r in range(n_background):
+    for r in range(n_kept):
         b = bits[r]
         slot = ((b * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32)) & mask
         while table[slot] >= 0 and patterns_row[table[slot]] != b:
@@ -392,8 +523,9 @@ def _path_patterns(background_t, start, u, feature, lower, upper, missing_branch
 
 
 @njit(parallel=True, cache=True)
-def _background_patterns(background_t, path_ptr, feature, lower, upper, missing_branch,
-                         missing_mode, patterns, counts, n_distinct):
+def _background_patterns(background_t, sorted_t, prefix, nan_rows, n_valid, rows, path_ptr,
+                         feature, lower, upper, missing_branch, missing_mode, patterns,
+                         counts, n_distinct):
     n_background = background_t.shape[1]
     n_paths = len(path_ptr) - 1
     size = 2
@@ -402,20 +534,57 @@ def _background_patterns(background_t, path_ptr, feature, lower, upper, missing_
     chunk = (n_paths + PATH_CHUNKS - 1) // PATH_CHUNKS
     for c in prange(PATH_CHUNKS):
         bits = np.empty(n_background, np.uint64)
+        row_bits = np.empty(rows.shape[0], np.uint64)
+        alive = np.empty(prefix.shape[2], np.uint64)
         direct = np.zeros(DIRECT_PATTERNS, np.float64)
         table = np.full(size, -1, np.int64)
         used = np.empty(n_background, np.int64)
         for p in range(c * chunk, min(n_paths, (c + 1) * chunk)):
             n_distinct[p] = _path_patterns(
-                background_t, path_ptr[p], path_ptr[p + 1] - path_ptr[p], feature, lower,
-                upper, missing_branch, missing_mode, bits, direct, table, used, patterns[p],
+                background_t, sorted_t, prefix, nan_rows, n_valid, rows, path_ptr[p],
+                path_ptr[p + 1] - path_ptr[p], feature, lower, upper, missing_branch,
+                missing_mode, bits, row_bits, alive, direct, table, used, patterns[p],
                 counts[p])
 
 
+# the sorted-run index of a background chunk (prefix row sets) may take this many bytes;
+# past it, the patterns are built by testing every background row (same result)
+INDEX_BYTES = 32 * 2**20
+
+
+def _run_index(background_t):
+    """Each column sorted (NaN last), how many numbers it has, and per column the row sets
+    (64-bit words) of its first k rows in sorted order and of its NaN rows."""
+    n_features, n_background = background_t.shape
+    n_words = (n_background + 63) // 64
+    order = np.argsort(background_t, axis=1, kind="stable")
+    sorted_t = np.take_along_axis(background_t, order, axis=1)
+    n_valid = (~np.isnan(background_t)).sum(axis=1)
+    single = np.zeros((n_features, n_background + 1, n_words), np.uint64)
+    columns = np.arange(n_features)[:, None]
+    single[columns, np.arange(1, n_background + 1)[None, :], order // 64] = (
+        np.uint64(1) << (order % 64).astype(np.uint64))
+    prefix = np.bitwise_or.accumulate(single, axis=1)
+    nan_rows = prefix[np.arange(n_features), n_background] & ~prefix[
+        np.arange(n_features), n_valid]
+    return sorted_t, prefix, nan_rows, n_valid
+
+
 def tree_background_patterns(background, path_ptr, feature, lower, upper, missing_branch,
-                             missing_mode, patterns, counts, n_distinct):
-    _background_patterns(np.ascontiguousarray(background.T), path_ptr, feature, lower,
-                         upper, missing_branch, missing_mode, patterns, counts, n_distinct)
+                             missing_mode, patterns, counts, n_distinct, rows=None):
+    background_t = np.ascontiguousarray(background.T)
+    n_features, n_background = background_t.shape
+    index_bytes = 8 * n_features * (n_background + 1) * ((n_background + 63) // 64)
+    if rows is None or len(rows) == 0 or index_bytes > INDEX_BYTES:
+        rows = np.empty((0, n_features))
+        sorted_t, prefix = np.empty((0, 0)), np.empty((0, 0, 0), np.uint64)
+        nan_rows, n_valid = np.empty((0, 0), np.uint64), np.empty(0, np.int64)
+    else:
+        sorted_t, prefix, nan_rows, n_valid = _run_index(background_t)
+    _background_patterns(background_t, sorted_t, prefix, nan_rows, n_valid,
+                         np.ascontiguousarray(rows, dtype=np.float64), path_ptr, feature,
+                         lower, upper, missing_branch, missing_mode, patterns, counts,
+                         n_distinct)
     return patterns, counts, n_distinct
 
 
@@ -447,7 +616,7 @@ def _interventional_rows(X, row_start, row_stop, path_start, path_stop, patterns
     for p in range(path_start, path_stop):
         start = path_ptr[p]
         u = path_ptr[p + 1] - start
-        if u == 0:
+        if u == 0 or n_distinct[p] == 0:  # no background row reaches (see rows) or none
             continue
         full = (one << np.uint64(u)) - one
         n_keys = _distinct_patterns(X, row_start, n_rows, start, u, feature, lower, upper,

@@ -152,12 +152,36 @@ def path_dependent_interactions(ensemble, X, kernels):
 
 
 PATTERN_BYTES = 16  # a background pattern (uint64) and its count (float64)
+# Pattern tables are built and used a range of paths at a time, so that a few rows are
+# not charged for first touching tables of every path (122,215 paths x 100 background
+# rows are 196 MB, 0.1 s of page faults; one small set of tables stays in cache); a range
+# has at least MIN_PATH_RANGE paths.
+PATTERN_TABLE_BYTES = 8 * 2**20
+MIN_PATH_RANGE = 4096
 
 
 def background_chunk_rows(n_paths, n_background, working_memory=None):
     """Background rows per pass of the interventional kernels, so that the pattern tables
     (n_paths x rows x PATTERN_BYTES) stay within ``working_memory`` MiB; at least one."""
     return min(n_background, chunk_rows(PATTERN_BYTES * max(n_paths, 1), working_memory))
+
+
+def path_range_size(n_paths, n_background):
+    """Paths per range of the interventional pass (see PATTERN_TABLE_BYTES)."""
+    fit = PATTERN_TABLE_BYTES // (PATTERN_BYTES * max(n_background, 1))
+    return max(1, min(n_paths, max(MIN_PATH_RANGE, fit)))
+
+
+def _path_range(ensemble, first, stop):
+    """The IR and output arrays of paths ``first:stop``, pointers rebased to 0."""
+    e0, e1 = ensemble.path_ptr[first], ensemble.path_ptr[stop]
+    o0, o1 = ensemble.out_ptr[first], ensemble.out_ptr[stop]
+    ir = (ensemble.path_ptr[first:stop + 1] - e0, ensemble.feature[e0:e1],
+          ensemble.lower[e0:e1], ensemble.upper[e0:e1], ensemble.missing_branch[e0:e1],
+          ensemble.missing_mode[e0:e1])
+    outputs = (ensemble.out_ptr[first:stop + 1] - o0, ensemble.out_index[o0:o1],
+               ensemble.out_value[o0:o1])
+    return ir, outputs
 
 
 def interventional_shap(ensemble, X, background, kernels):
@@ -169,38 +193,58 @@ def interventional_shap(ensemble, X, background, kernels):
         )
     n_background = background.shape[0]
     out = np.zeros((X.shape[0], ensemble.n_outputs, ensemble.n_features))
-    base_value = np.zeros(ensemble.n_outputs)
+    reached = 0.0
+    # Fewer rows than background rows: the patterns are built for these rows only,
+    # leaving out the background rows that cannot add to their values (most, on deep
+    # paths; see tree_background_patterns). More rows would rarely rule any out.
+    rows = X if X.shape[0] < n_background else None
+    leaf_values = ensemble.leaf_values()
+    all_ones = _all_satisfied_patterns(ensemble.path_ptr)
+    paths = path_range_size(ensemble.n_paths, n_background)
     # The values are a mean over background rows, so a large background is taken in
     # chunks whose pattern tables fit working_memory; each chunk adds its share (the
     # kernels divide by the whole background's size).
-    step = background_chunk_rows(ensemble.n_paths, n_background)
-    for first in range(0, n_background, step):
-        chunk = background[first:first + step]
-        size = chunk.shape[0]
-        patterns = np.zeros((ensemble.n_paths, size), np.uint64)
-        counts = np.zeros((ensemble.n_paths, size))
-        n_distinct = np.zeros(ensemble.n_paths, np.int64)
-        kernels.tree_background_patterns(chunk, *_ir_arrays(ensemble), patterns, counts,
-                                         n_distinct)
-        kernels.tree_interventional_shap(X, patterns, counts, n_distinct, n_background,
-                                         *_ir_arrays(ensemble), *_outputs(ensemble), out)
-        base_value += _reached_leaves(ensemble, patterns, counts, n_distinct)
-    base_value = base_value / n_background + ensemble.offset
+    step = background_chunk_rows(paths, n_background)
+    # one set of tables, reused by every range and chunk: the kernels read only the first
+    # n_distinct entries of a path's row, so stale entries past them are never seen
+    pattern_buffer = np.empty(paths * step, np.uint64)
+    count_buffer = np.empty(paths * step)
+    for first_path in range(0, ensemble.n_paths, paths):
+        stop = min(ensemble.n_paths, first_path + paths)
+        ir, outputs = _path_range(ensemble, first_path, stop)
+        for first in range(0, n_background, step):
+            chunk = background[first:first + step]
+            shape = (stop - first_path, chunk.shape[0])
+            patterns = pattern_buffer[:shape[0] * shape[1]].reshape(shape)
+            counts = count_buffer[:shape[0] * shape[1]].reshape(shape)
+            n_distinct = np.zeros(shape[0], np.int64)
+            kernels.tree_background_patterns(chunk, *ir, patterns, counts, n_distinct,
+                                             rows=rows)
+            kernels.tree_interventional_shap(X, patterns, counts, n_distinct, n_background,
+                                             *ir, *outputs, out)
+            reached = reached + _reached_leaves(all_ones[first_path:stop], patterns,
+                                                counts, n_distinct
+                                                ) @ leaf_values[first_path:stop]
+    base_value = reached / n_background + ensemble.offset
     return out, np.broadcast_to(base_value, (X.shape[0], ensemble.n_outputs)).copy()
 
 
-def _reached_leaves(ensemble, patterns, counts, n_distinct):
-    """Sum over background rows of the ensemble's raw output less its offset, read off
-    the background patterns: a row reaches a path's leaf iff it satisfies all the path's
-    elements, the all-ones pattern, which sorts last (saves a prediction pass over the
-    background, the larger part of the cost of explaining a few rows)."""
-    lengths = np.diff(ensemble.path_ptr).astype(np.uint64)
-    all_ones = np.where(lengths >= 64, ~np.uint64(0),
-                        (np.uint64(1) << np.minimum(lengths, np.uint64(63))) - np.uint64(1))
-    paths = np.arange(ensemble.n_paths)
-    last = n_distinct - 1
-    reached = np.where(patterns[paths, last] == all_ones, counts[paths, last], 0.0)
-    return reached @ ensemble.leaf_values()
+def _all_satisfied_patterns(path_ptr):
+    """Per path, the pattern with every element satisfied (u low bits set)."""
+    lengths = np.diff(path_ptr).astype(np.uint64)
+    return np.where(lengths >= 64, ~np.uint64(0),
+                    (np.uint64(1) << np.minimum(lengths, np.uint64(63))) - np.uint64(1))
+
+
+def _reached_leaves(all_ones, patterns, counts, n_distinct):
+    """Per path, how many background rows reach its leaf, read off the background
+    patterns: a row reaches the leaf iff it satisfies all the path's elements, the
+    all-ones pattern, which sorts last (saves a prediction pass over the background, the
+    larger part of the cost of explaining a few rows)."""
+    last = np.maximum(n_distinct - 1, 0)  # a path may keep no background row (see rows)
+    at_last = patterns[np.arange(len(n_distinct)), last]
+    return np.where((n_distinct > 0) & (at_last == all_ones), counts[np.arange(len(last)),
+                                                                       last], 0.0)
 
 
 def tree_shap(model, X, *, background=None, feature_perturbation="auto", interactions=False,

@@ -148,9 +148,9 @@ def test_interventional_background_in_chunks_within_working_memory(backend, monk
         kernels = resolve(*args, **kwargs)
         spy = SimpleNamespace(**vars(kernels))
 
-        def patterns(background, *rest):
+        def patterns(background, *rest, **kwargs):
             sizes.append((background.shape[0], rest[-3].shape))  # rows, pattern table
-            return kernels.tree_background_patterns(background, *rest)
+            return kernels.tree_background_patterns(background, *rest, **kwargs)
 
         spy.tree_background_patterns = patterns
         return spy
@@ -280,12 +280,15 @@ def test_numba_results_do_not_depend_on_the_thread_count():
         assert np.array_equal(a, b)
 
 
+@pytest.mark.parametrize("n_rows", [0, 1, 4])
 @pytest.mark.parametrize("n_background", [1, 3, 40, 300])
-def test_background_patterns_match_the_reference(n_background):
+def test_background_patterns_match_the_reference(n_background, n_rows):
     # deep trees on many features: short paths are counted by value, long ones (2^u above
     # twice the background) go through the hash table; both must give the sorted distinct
-    # patterns and their counts of the NumPy twin
+    # patterns and their counts of the NumPy twin, also when the background rows that
+    # cannot matter to a few rows are left out
     from skshapley.backends import _numpy, get_backend
+    from skshapley.backends._tree_numpy import elements_satisfied
 
     rng = np.random.default_rng(n_background)
     X = rng.normal(size=(3000, 12))
@@ -297,14 +300,28 @@ def test_background_patterns_match_the_reference(n_background):
     background = ensemble.prepare(X[rng.integers(0, 3000, n_background)])
     arrays = (ensemble.path_ptr, ensemble.feature, ensemble.lower, ensemble.upper,
               ensemble.missing_branch, ensemble.missing_mode)
+    rows = ensemble.prepare(X[rng.integers(0, 3000, n_rows)]) if n_rows else None
     results = []
     for kernels in (_numpy, get_backend("numba")):
         out = (np.zeros((ensemble.n_paths, n_background), np.uint64),
                np.zeros((ensemble.n_paths, n_background)), np.zeros(ensemble.n_paths, np.int64))
-        results.append(kernels.tree_background_patterns(background, *arrays, *out))
+        results.append(kernels.tree_background_patterns(background, *arrays, *out, rows=rows))
     for expected, got in zip(*results, strict=True):
         np.testing.assert_array_equal(got, expected)
-    assert results[0][2].max() > 1 or n_background == 1
+    patterns, counts, n_distinct = results[0]
+    if n_rows == 0:
+        assert n_distinct.max() > 1 or n_background == 1
+        assert np.all(counts.sum(axis=1) == n_background)
+    else:  # rows were left out, by the rule: a kept pattern satisfies what no row does
+        assert counts.sum() < ensemble.n_paths * n_background
+        for p in range(ensemble.n_paths):
+            e = slice(ensemble.path_ptr[p], ensemble.path_ptr[p + 1])
+            by_rows = elements_satisfied(rows[:, ensemble.feature[e]], ensemble.lower[e],
+                                         ensemble.upper[e], ensemble.missing_branch[e],
+                                         ensemble.missing_mode[e])
+            required = np.flatnonzero(~by_rows.any(axis=0)).astype(np.uint64)
+            kept = patterns[p, :n_distinct[p]]
+            assert np.all((kept[:, None] >> required) & np.uint64(1))
 
 
 @pytest.mark.parametrize("packing", ["none", "nf", "ffd", "bfd"])
