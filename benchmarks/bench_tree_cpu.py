@@ -229,7 +229,8 @@ def main(argv=None):
                                             feature_perturbation="interventional")
         prepared_background = ensemble.prepare(background)
         # 1,000 rows, and few rows, where the per-background work weighs most
-        for n_few, repeats in ((1000, 1), (100, max(args.repeats, 5)), (10, max(args.repeats, 5))):
+        for n_few, repeats in ((1000, 1), (100, max(args.repeats, 5)), (10, max(args.repeats, 5)),
+                               (1, max(args.repeats, 5))):
             few = rows[:n_few]
             prepared_few = ensemble.prepare(few)
             peer = timed(lambda e=interventional, r=few:
