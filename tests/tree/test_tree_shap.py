@@ -165,6 +165,40 @@ def test_interventional_background_in_chunks_within_working_memory(backend, monk
                                ensemble.predict_raw(X[:5]), rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_interventional_in_path_ranges_and_without_the_index(backend, monkeypatch):
+    # The pattern tables are built a range of paths at a time (pointers rebased per
+    # range) and, for few rows, through the sorted-run index; small ranges (7 paths, with
+    # background chunks of 5 rows), many rows (no pruning) and an index over its budget
+    # (no pruning) must all give the same values and base values.
+    from skshapley import config_context
+    from skshapley.backends import _tree_numba
+    from skshapley.tree import _api
+
+    X, y = _data(seed=5, nan=0.05)
+    model = HistGradientBoostingClassifier(max_iter=6, random_state=0).fit(
+        X, np.digitize(y, np.quantile(y, [0.3, 0.6])))
+    ensemble = read_model(model)
+    assert ensemble.n_outputs == 3 and ensemble.n_paths > 50
+    background = X[:23]
+    few = tree_shap(ensemble, X[:4], background=background, backend=backend)
+    many = tree_shap(ensemble, X[:40], background=background, backend=backend)
+    np.testing.assert_allclose(many.values[:4], few.values, rtol=1e-12, atol=1e-12)
+    monkeypatch.setattr(_api, "MIN_PATH_RANGE", 7)
+    monkeypatch.setattr(_api, "PATTERN_TABLE_BYTES", 0)
+    assert _api.path_range_size(ensemble.n_paths, 23) == 7
+    with config_context(working_memory=5 * _api.PATTERN_BYTES * 7 / 2**20):
+        ranged = tree_shap(ensemble, X[:4], background=background, backend=backend)
+    monkeypatch.setattr(_tree_numba, "INDEX_BYTES", 0)
+    unindexed = tree_shap(ensemble, X[:4], background=background, backend=backend)
+    for result in (ranged, unindexed):
+        np.testing.assert_allclose(result.values, few.values, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(result.base_values, few.base_values, rtol=1e-13,
+                                   atol=1e-13)
+    np.testing.assert_allclose(few.values.sum(axis=1) + few.base_values,
+                               ensemble.predict_raw(X[:4]), rtol=1e-10, atol=1e-10)
+
+
 MODELS = [
     ("dt", lambda: DecisionTreeRegressor(max_depth=8, random_state=0), "predict", False),
     ("rf", lambda: RandomForestRegressor(n_estimators=5, max_depth=6, random_state=0),
