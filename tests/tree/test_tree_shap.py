@@ -308,9 +308,10 @@ def test_numba_results_do_not_depend_on_the_thread_count():
             outputs.append(tree_shap(model, X, backend="numba").values)
             outputs.append(tree_shap(model, X[:50], backend="numba").values)
             outputs.append(tree_shap(model, X, background=X[:20], backend="numba").values)
+            outputs.append(tree_shap(model, X[:5], background=X[:20], backend="numba").values)
     finally:
         set_num_threads(threads)
-    for a, b in zip(outputs[:3], outputs[3:], strict=True):
+    for a, b in zip(outputs[:4], outputs[4:], strict=True):
         assert np.array_equal(a, b)
 
 
