@@ -241,10 +241,10 @@ def _reached_leaves(all_ones, patterns, counts, n_distinct):
     patterns: a row reaches the leaf iff it satisfies all the path's elements, the
     all-ones pattern, which sorts last (saves a prediction pass over the background, the
     larger part of the cost of explaining a few rows)."""
+    paths = np.arange(len(n_distinct))
     last = np.maximum(n_distinct - 1, 0)  # a path may keep no background row (see rows)
-    at_last = patterns[np.arange(len(n_distinct)), last]
-    return np.where((n_distinct > 0) & (at_last == all_ones), counts[np.arange(len(last)),
-                                                                       last], 0.0)
+    found = (n_distinct > 0) & (patterns[paths, last] == all_ones)
+    return np.where(found, counts[paths, last], 0.0)
 
 
 def tree_shap(model, X, *, background=None, feature_perturbation="auto", interactions=False,
