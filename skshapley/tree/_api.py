@@ -158,6 +158,10 @@ PATTERN_BYTES = 16  # a background pattern (uint64) and its count (float64)
 # has at least MIN_PATH_RANGE paths.
 PATTERN_TABLE_BYTES = 8 * 2**20
 MIN_PATH_RANGE = 4096
+# Rows under this fraction of the background rows get patterns built for them alone
+# (measured on 100-tree forests, 100 background rows: 1.3-1.7x faster at 5 rows, even
+# from 25 to 99 rows, where few background rows can be ruled out for all of them).
+FEW_ROWS = 0.25
 
 
 def background_chunk_rows(n_paths, n_background, working_memory=None):
@@ -194,10 +198,10 @@ def interventional_shap(ensemble, X, background, kernels):
     n_background = background.shape[0]
     out = np.zeros((X.shape[0], ensemble.n_outputs, ensemble.n_features))
     reached = 0.0
-    # Fewer rows than background rows: the patterns are built for these rows only,
-    # leaving out the background rows that cannot add to their values (most, on deep
-    # paths; see tree_background_patterns). More rows would rarely rule any out.
-    rows = X if X.shape[0] < n_background else None
+    # Few rows: the patterns are built for these rows only, leaving out the background
+    # rows that cannot add to their values (most, on deep paths; see
+    # tree_background_patterns). More rows would rarely rule any out.
+    rows = X if X.shape[0] < FEW_ROWS * n_background else None
     leaf_values = ensemble.leaf_values()
     all_ones = _all_satisfied_patterns(ensemble.path_ptr)
     paths = path_range_size(ensemble.n_paths, n_background)

@@ -308,7 +308,7 @@ def test_numba_results_do_not_depend_on_the_thread_count():
             outputs.append(tree_shap(model, X, backend="numba").values)
             outputs.append(tree_shap(model, X[:50], backend="numba").values)
             outputs.append(tree_shap(model, X, background=X[:20], backend="numba").values)
-            outputs.append(tree_shap(model, X[:5], background=X[:20], backend="numba").values)
+            outputs.append(tree_shap(model, X[:4], background=X[:20], backend="numba").values)
     finally:
         set_num_threads(threads)
     for a, b in zip(outputs[:4], outputs[4:], strict=True):
