@@ -525,7 +525,7 @@ def _path_patterns(background_t, sorted_t, prefix, nan_rows, n_valid, rows, star
 @njit(parallel=True, cache=True)
 def _background_patterns(background_t, sorted_t, prefix, nan_rows, n_valid, rows, path_ptr,
                          feature, lower, upper, missing_branch, missing_mode, patterns,
-                         counts, n_distinct):
+                         counts, n_distinct, reached):
     n_background = background_t.shape[1]
     n_paths = len(path_ptr) - 1
     size = 2
@@ -540,11 +540,15 @@ def _background_patterns(background_t, sorted_t, prefix, nan_rows, n_valid, rows
         table = np.full(size, -1, np.int64)
         used = np.empty(n_background, np.int64)
         for p in range(c * chunk, min(n_paths, (c + 1) * chunk)):
-            n_distinct[p] = _path_patterns(
-                background_t, sorted_t, prefix, nan_rows, n_valid, rows, path_ptr[p],
-                path_ptr[p + 1] - path_ptr[p], feature, lower, upper, missing_branch,
-                missing_mode, bits, row_bits, alive, direct, table, used, patterns[p],
-                counts[p])
+            u = path_ptr[p + 1] - path_ptr[p]
+            m = _path_patterns(
+                background_t, sorted_t, prefix, nan_rows, n_valid, rows, path_ptr[p], u,
+                feature, lower, upper, missing_branch, missing_mode, bits, row_bits, alive,
+                direct, table, used, patterns[p], counts[p])
+            n_distinct[p] = m
+            # the all-satisfied pattern sorts last: its count is the rows reaching the leaf
+            full = ~np.uint64(0) if u >= 64 else (np.uint64(1) << np.uint64(u)) - np.uint64(1)
+            reached[p] = counts[p, m - 1] if m > 0 and patterns[p, m - 1] == full else 0.0
 
 
 # the sorted-run index of a background chunk (prefix row sets) may take this many bytes;
@@ -571,8 +575,11 @@ def _run_index(background_t):
 
 
 def tree_background_patterns(background, path_ptr, feature, lower, upper, missing_branch,
-                             missing_mode, patterns, counts, n_distinct, rows=None):
+                             missing_mode, patterns, counts, n_distinct, rows=None,
+                             reached=None):
     background_t = np.ascontiguousarray(background.T)
+    if reached is None:
+        reached = np.empty(len(path_ptr) - 1)
     n_features, n_background = background_t.shape
     index_bytes = 8 * n_features * (n_background + 1) * ((n_background + 63) // 64)
     if rows is None or len(rows) == 0 or index_bytes > INDEX_BYTES:
@@ -584,7 +591,7 @@ def tree_background_patterns(background, path_ptr, feature, lower, upper, missin
     _background_patterns(background_t, sorted_t, prefix, nan_rows, n_valid,
                          np.ascontiguousarray(rows, dtype=np.float64), path_ptr, feature,
                          lower, upper, missing_branch, missing_mode, patterns, counts,
-                         n_distinct)
+                         n_distinct, reached)
     return patterns, counts, n_distinct
 
 

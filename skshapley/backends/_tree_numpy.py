@@ -205,7 +205,8 @@ def tree_path_interactions(X, path_ptr, feature, lower, upper, missing_branch, m
 
 
 def tree_background_patterns(background, path_ptr, feature, lower, upper, missing_branch,
-                             missing_mode, patterns, counts, n_distinct, rows=None):
+                             missing_mode, patterns, counts, n_distinct, rows=None,
+                             reached=None):
     """Per path, the distinct bit patterns of satisfied elements over the background rows.
 
     Parameters
@@ -224,6 +225,9 @@ def tree_background_patterns(background, path_ptr, feature, lower, upper, missin
         (the pair satisfies neither side of the split), so it is left out of the patterns
         and counts; the all-satisfied pattern always stays, so the patterns still give
         the background's mean output. Saves most of the work when few rows are explained.
+    reached : float64 (n_paths,), optional
+        Filled with how many background rows satisfy every element of each path (reach
+        its leaf): the count of the all-satisfied pattern, which sorts last.
 
     Returns
     -------
@@ -243,6 +247,8 @@ def tree_background_patterns(background, path_ptr, feature, lower, upper, missin
         n_distinct[p] = len(values)
         patterns[p, : len(values)] = values
         counts[p, : len(values)] = multiplicity
+        if reached is not None:
+            reached[p] = o.all(axis=1).sum()
     return patterns, counts, n_distinct
 
 

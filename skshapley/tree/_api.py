@@ -203,7 +203,6 @@ def interventional_shap(ensemble, X, background, kernels):
     # tree_background_patterns). More rows would rarely rule any out.
     rows = X if X.shape[0] < FEW_ROWS * n_background else None
     leaf_values = ensemble.leaf_values()
-    all_ones = _all_satisfied_patterns(ensemble.path_ptr)
     paths = path_range_size(ensemble.n_paths, n_background)
     # The values are a mean over background rows, so a large background is taken in
     # chunks whose pattern tables fit working_memory; each chunk adds its share (the
@@ -222,33 +221,16 @@ def interventional_shap(ensemble, X, background, kernels):
             patterns = pattern_buffer[:shape[0] * shape[1]].reshape(shape)
             counts = count_buffer[:shape[0] * shape[1]].reshape(shape)
             n_distinct = np.zeros(shape[0], np.int64)
+            # rows reaching each leaf, read off the patterns: the base value needs no
+            # prediction pass over the background (most of the cost at a few rows)
+            leaf_reached = np.zeros(shape[0])
             kernels.tree_background_patterns(chunk, *ir, patterns, counts, n_distinct,
-                                             rows=rows)
+                                             rows=rows, reached=leaf_reached)
             kernels.tree_interventional_shap(X, patterns, counts, n_distinct, n_background,
                                              *ir, *outputs, out)
-            reached = reached + _reached_leaves(all_ones[first_path:stop], patterns,
-                                                counts, n_distinct
-                                                ) @ leaf_values[first_path:stop]
+            reached = reached + leaf_reached @ leaf_values[first_path:stop]
     base_value = reached / n_background + ensemble.offset
     return out, np.broadcast_to(base_value, (X.shape[0], ensemble.n_outputs)).copy()
-
-
-def _all_satisfied_patterns(path_ptr):
-    """Per path, the pattern with every element satisfied (u low bits set)."""
-    lengths = np.diff(path_ptr).astype(np.uint64)
-    return np.where(lengths >= 64, ~np.uint64(0),
-                    (np.uint64(1) << np.minimum(lengths, np.uint64(63))) - np.uint64(1))
-
-
-def _reached_leaves(all_ones, patterns, counts, n_distinct):
-    """Per path, how many background rows reach its leaf, read off the background
-    patterns: a row reaches the leaf iff it satisfies all the path's elements, the
-    all-ones pattern, which sorts last (saves a prediction pass over the background, the
-    larger part of the cost of explaining a few rows)."""
-    paths = np.arange(len(n_distinct))
-    last = np.maximum(n_distinct - 1, 0)  # a path may keep no background row (see rows)
-    found = (n_distinct > 0) & (patterns[paths, last] == all_ones)
-    return np.where(found, counts[paths, last], 0.0)
 
 
 def tree_shap(model, X, *, background=None, feature_perturbation="auto", interactions=False,

@@ -340,10 +340,17 @@ def test_background_patterns_match_the_reference(n_background, n_rows):
     for kernels in (_numpy, get_backend("numba")):
         out = (np.zeros((ensemble.n_paths, n_background), np.uint64),
                np.zeros((ensemble.n_paths, n_background)), np.zeros(ensemble.n_paths, np.int64))
-        results.append(kernels.tree_background_patterns(background, *arrays, *out, rows=rows))
+        reached = np.full(ensemble.n_paths, -1.0)
+        results.append((*kernels.tree_background_patterns(background, *arrays, *out,
+                                                          rows=rows, reached=reached),
+                        reached))
     for expected, got in zip(*results, strict=True):
         np.testing.assert_array_equal(got, expected)
-    patterns, counts, n_distinct = results[0]
+    patterns, counts, n_distinct, reached = results[0]
+    # every background row reaches exactly one leaf per tree (single-output regressor)
+    leaves = ensemble.predict_raw(background) - ensemble.offset
+    np.testing.assert_allclose(reached @ ensemble.leaf_values(), leaves.sum(axis=0),
+                               rtol=1e-12, atol=1e-12)
     if n_rows == 0:
         assert n_distinct.max() > 1 or n_background == 1
         assert np.all(counts.sum(axis=1) == n_background)
