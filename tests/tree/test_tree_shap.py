@@ -126,6 +126,25 @@ def test_interventional_base_value_is_the_mean_background_prediction(model, clas
     assert result.base_values.shape == (2, ensemble.n_outputs)
 
 
+def _three_class_ensemble(seed, max_iter):
+    """Rows with NaN and the read trees of a 3-class HistGradientBoosting on them."""
+    X, y = _data(seed=seed, nan=0.05)
+    model = HistGradientBoostingClassifier(max_iter=max_iter, random_state=0).fit(
+        X, np.digitize(y, np.quantile(y, [0.3, 0.6])))
+    ensemble = read_model(model)
+    assert ensemble.n_outputs == 3
+    return X, ensemble
+
+
+def _assert_same_values(result, reference, ensemble, rows):
+    """Equal values and base values to round-off, and efficiency against the trees."""
+    np.testing.assert_allclose(result.values, reference.values, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(result.base_values, reference.base_values, rtol=1e-13,
+                               atol=1e-13)
+    np.testing.assert_allclose(result.values.sum(axis=1) + result.base_values,
+                               ensemble.predict_raw(rows), rtol=1e-10, atol=1e-10)
+
+
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
 def test_interventional_background_in_chunks_within_working_memory(backend, monkeypatch):
     # The pattern tables grow as paths x background rows; past working_memory the
@@ -133,10 +152,7 @@ def test_interventional_background_in_chunks_within_working_memory(backend, monk
     from skshapley import config_context
     from skshapley.tree import _api
 
-    X, y = _data(seed=3, nan=0.05)
-    model = HistGradientBoostingClassifier(max_iter=8, random_state=0).fit(
-        X, np.digitize(y, np.quantile(y, [0.3, 0.6])))
-    ensemble = read_model(model)
+    X, ensemble = _three_class_ensemble(seed=3, max_iter=8)
     background = X[:37]
     whole = tree_shap(ensemble, X[:5], background=background, backend=backend)
     budget = 7 * _api.PATTERN_BYTES * ensemble.n_paths / 2**20  # 7 background rows a pass
@@ -159,10 +175,7 @@ def test_interventional_background_in_chunks_within_working_memory(backend, monk
     with config_context(working_memory=budget):
         chunked = tree_shap(ensemble, X[:5], background=background, backend=backend)
     assert sizes == [(7, (ensemble.n_paths, 7))] * 5 + [(2, (ensemble.n_paths, 2))]
-    np.testing.assert_allclose(chunked.values, whole.values, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(chunked.base_values, whole.base_values, rtol=1e-13, atol=1e-13)
-    np.testing.assert_allclose(chunked.values.sum(axis=1) + chunked.base_values,
-                               ensemble.predict_raw(X[:5]), rtol=1e-10, atol=1e-10)
+    _assert_same_values(chunked, whole, ensemble, X[:5])
 
 
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
@@ -175,11 +188,8 @@ def test_interventional_in_path_ranges_and_without_the_index(backend, monkeypatc
     from skshapley.backends import _tree_numba
     from skshapley.tree import _api
 
-    X, y = _data(seed=5, nan=0.05)
-    model = HistGradientBoostingClassifier(max_iter=6, random_state=0).fit(
-        X, np.digitize(y, np.quantile(y, [0.3, 0.6])))
-    ensemble = read_model(model)
-    assert ensemble.n_outputs == 3 and ensemble.n_paths > 50
+    X, ensemble = _three_class_ensemble(seed=5, max_iter=6)
+    assert ensemble.n_paths > 50
     background = X[:23]
     few = tree_shap(ensemble, X[:4], background=background, backend=backend)
     many = tree_shap(ensemble, X[:40], background=background, backend=backend)
@@ -192,11 +202,7 @@ def test_interventional_in_path_ranges_and_without_the_index(backend, monkeypatc
     monkeypatch.setattr(_tree_numba, "INDEX_BYTES", 0)
     unindexed = tree_shap(ensemble, X[:4], background=background, backend=backend)
     for result in (ranged, unindexed):
-        np.testing.assert_allclose(result.values, few.values, rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(result.base_values, few.base_values, rtol=1e-13,
-                                   atol=1e-13)
-    np.testing.assert_allclose(few.values.sum(axis=1) + few.base_values,
-                               ensemble.predict_raw(X[:4]), rtol=1e-10, atol=1e-10)
+        _assert_same_values(result, few, ensemble, X[:4])
 
 
 MODELS = [
