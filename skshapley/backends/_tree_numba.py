@@ -138,6 +138,7 @@ def _shap_rows(X, row_start, row_stop, path_start, path_stop, path_ptr, feature,
     prefix = np.empty((max_u, n_rows))
     coefficients = np.empty((max_u, n_rows))
     running = np.empty(n_rows)
+    o_one, prefix_one, coefficients_one = np.empty(max_u), np.empty(max_u), np.empty(max_u)
     for p in range(path_start, path_stop):
         start = path_ptr[p]
         u = path_ptr[p + 1] - start
@@ -145,6 +146,19 @@ def _shap_rows(X, row_start, row_stop, path_start, path_stop, path_ptr, feature,
             continue
         n = _distinct_patterns(X, row_start, n_rows, start, u, feature, lower, upper,
                                missing_branch, missing_mode, row_bits, keys, slot_of_row)
+        if n == 1:  # one pattern (one row, or rows alike): the scalar loops, same bits
+            for j in range(u):
+                o_one[j] = 1.0 if keys[0] & (one << np.uint64(j)) else 0.0
+            _path_coefficients(o_one, zero_fraction[start:start + u], u, nodes, weights,
+                               prefix_one, coefficients_one)
+            for k in range(out_ptr[p], out_ptr[p + 1]):
+                g = out_index[k]
+                v = out_value[k]
+                for j in range(u):
+                    f = feature[start + j]
+                    for r in range(n_rows):
+                        out[row_start + r, g, f] += coefficients_one[j] * v
+            continue
         for j in range(u):
             bit = one << np.uint64(j)
             for r in range(n):

@@ -303,6 +303,28 @@ def test_lightgbm_pred_contrib_with_missing_modes():
                                    model.predict(X[:40], raw_score=True)[:, None], atol=1e-10)
 
 
+def test_numba_path_dependent_row_alone_equals_row_in_a_block():
+    # A block with one distinct pattern takes the scalar quadrature, others the loops
+    # over patterns; the operations per pattern are the same, so a row's values must be
+    # the same bits alone, repeated, and among other rows.
+    X, y = _data(seed=11, nan=0.05)
+    ensemble = read_model(RandomForestRegressor(n_estimators=6, max_depth=8,
+                                                random_state=0).fit(np.nan_to_num(X), y))
+    rows = np.nan_to_num(X[:20])
+    block = tree_shap(ensemble, rows, feature_perturbation="tree_path_dependent",
+                      backend="numba").values
+    alone = np.concatenate([
+        tree_shap(ensemble, rows[i:i + 1], feature_perturbation="tree_path_dependent",
+                  backend="numba").values for i in range(len(rows))])
+    repeated = tree_shap(ensemble, np.repeat(rows[:1], 4, axis=0),
+                         feature_perturbation="tree_path_dependent", backend="numba").values
+    assert np.array_equal(block, alone)
+    assert np.array_equal(repeated, np.repeat(alone[:1], 4, axis=0))
+    reference = tree_shap(ensemble, rows, feature_perturbation="tree_path_dependent",
+                          backend="numpy").values
+    np.testing.assert_allclose(alone, reference, rtol=1e-12, atol=1e-12)
+
+
 def test_numba_results_do_not_depend_on_the_thread_count():
     X, y = _data(seed=7, n=1500)
     model = RandomForestRegressor(n_estimators=5, max_depth=6, random_state=0).fit(X, y)
