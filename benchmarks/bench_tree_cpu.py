@@ -4,8 +4,8 @@
   learning rate 0.01) on synthetic data of the cal_housing (20,640 × 8) and adult
   (48,842 × 14) shapes: XGBoost's ``pred_contribs`` vs our kernel, 10,000 rows.
 - scikit-learn random forests (100 trees, depth 8 and 12) on the cal_housing shape:
-  shap's C++ ``TreeExplainer`` (path-dependent, 10,000 rows) and its interventional mode
-  (100 background rows; 1,000, 100 and 10 rows) vs ours.
+  shap's C++ ``TreeExplainer`` (path-dependent, 10,000, 10 and 1 rows) and its
+  interventional mode (100 background rows; 1,000, 100, 10 and 1 rows) vs ours.
 - Models with categorical splits, 200 rounds × depth 6 (LightGBM: 64 leaves), on two
   numeric and two categorical columns (20 and 12 levels; ``--categorical-only`` runs
   just these rows), 10,000 rows: XGBoost's ``pred_contribs`` and LightGBM's
@@ -14,7 +14,7 @@
 All with ``--threads`` threads (default: the machine's cores) (XGBoost ``nthread``,
 numba's pool; shap's C++ path-dependent code is single-threaded, its interventional one
 too). Medians of 3 runs after a warm-up (1 run for 1,000 interventional rows, at least 5
-for 100 and 10). Accuracy: max |ours − peer|.
+for 100 rows and fewer). Accuracy: max |ours − peer|.
 
     python benchmarks/bench_tree_cpu.py --output benchmarks/results/tree_cpu.md
 """
@@ -43,8 +43,8 @@ def write_table(path, rows_out, threads, repeats, complete=False):
              skshapley.show_versions(as_markdown=True), "",
              f"{threads} thread(s) for XGBoost and numba (shap's C++ code is single-threaded). "
              "Synthetic data of the thesis datasets' shapes (no downloads). Median seconds "
-             f"of {repeats} runs after a warm-up (interventional: 1 run for 1,000 rows, at least "
-             "5 for 100 and 10).", "",
+             f"of {repeats} runs after a warm-up (interventional: 1 run for 1,000 rows; at least "
+             "5 for 100 rows and fewer).", "",
              "| model | peer | rows | peer (s) | ours numba (s) | ours/peer speed-up | "
              "max abs difference |", "|---|---|---|---|---|---|---|"]
     for name, peer_name, n, peer, ours, error in rows_out:
@@ -171,7 +171,8 @@ def main(argv=None):
                         help="threads for XGBoost and numba (1 keeps a shared machine fair)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--interventional-only", action="store_true",
-                        help="only the interventional rows (minutes instead of an hour)")
+                        help="only the forests' interventional rows and their path-dependent "
+                             "values of 10 and 1 rows (minutes instead of an hour)")
     parser.add_argument("--categorical-only", action="store_true",
                         help="only the rows of models with categorical splits")
     args = parser.parse_args(argv)
@@ -217,12 +218,15 @@ def main(argv=None):
         ensemble = read_model(forest)
         rows = X[rng.integers(0, len(X), args.rows)]
         name = f"RandomForest 100 × depth {depth} ({ensemble.n_paths:,} paths)"
-        if not args.interventional_only:
-            explainer = shap.TreeExplainer(forest)
+        explainer = shap.TreeExplainer(forest)
+        # all rows, then few rows, where per-call and per-path costs weigh most
+        sizes = ((10, 1) if args.interventional_only else (args.rows, 10, 1))
+        for n_rows in sizes:
+            few = rows[:n_rows]
             peer, ours, error = path_dependent_versus(
-                lambda e=explainer, r=rows: e.shap_values(r, check_additivity=False),
-                ensemble, rows, kernels, args.repeats)
-            rows_out.append((name, "shap TreeExplainer (path-dependent)", args.rows, peer,
+                lambda e=explainer, r=few: e.shap_values(r, check_additivity=False),
+                ensemble, few, kernels, args.repeats if n_rows > 10 else max(args.repeats, 5))
+            rows_out.append((name, "shap TreeExplainer (path-dependent)", n_rows, peer,
                              ours, error))
         background = X[:100]
         interventional = shap.TreeExplainer(forest, background,
