@@ -121,6 +121,41 @@ def _distinct_patterns(X, row_start, n_rows, start, u, feature, lower, upper,
     return n_keys
 
 
+@njit(cache=True, inline="always")
+def _pattern_coefficients(keys, n, start, u, zero_fraction, nodes, weights, o, prefix,
+                          coefficients, running):
+    """``_path_coefficients`` for the n distinct patterns ``keys`` at once, the patterns
+    innermost so that the loops vectorise (same operations per pattern, same bits)."""
+    one = np.uint64(1)
+    for j in range(u):
+        bit = one << np.uint64(j)
+        for r in range(n):
+            o[j, r] = 1.0 if keys[r] & bit else 0.0
+            coefficients[j, r] = 0.0
+    q = (u + 1) // 2
+    for k in range(q):
+        t = nodes[q, k]
+        w = weights[q, k]
+        for r in range(n):
+            running[r] = 1.0
+        for j in range(u):
+            z = zero_fraction[start + j]
+            for r in range(n):
+                prefix[j, r] = running[r]
+                running[r] *= z + (o[j, r] - z) * t
+        for r in range(n):
+            running[r] = 1.0
+        for j in range(u - 1, -1, -1):
+            z = zero_fraction[start + j]
+            for r in range(n):
+                coefficients[j, r] += w * prefix[j, r] * running[r]
+                running[r] *= z + (o[j, r] - z) * t
+    for j in range(u):
+        z = zero_fraction[start + j]
+        for r in range(n):
+            coefficients[j, r] *= o[j, r] - z
+
+
 @njit(cache=True)
 def _shap_rows(X, row_start, row_stop, path_start, path_stop, path_ptr, feature, lower, upper,
                missing_branch, missing_mode, zero_fraction, out_ptr, out_index, out_value,
@@ -151,41 +186,11 @@ def _shap_rows(X, row_start, row_stop, path_start, path_stop, path_ptr, feature,
                 o_one[j] = 1.0 if keys[0] & (one << np.uint64(j)) else 0.0
             _path_coefficients(o_one, zero_fraction[start:start + u], u, nodes, weights,
                                prefix_one, coefficients_one)
-            for k in range(out_ptr[p], out_ptr[p + 1]):
-                g = out_index[k]
-                v = out_value[k]
-                for j in range(u):
-                    f = feature[start + j]
-                    for r in range(n_rows):
-                        out[row_start + r, g, f] += coefficients_one[j] * v
-            continue
-        for j in range(u):
-            bit = one << np.uint64(j)
-            for r in range(n):
-                o[j, r] = 1.0 if keys[r] & bit else 0.0
-                coefficients[j, r] = 0.0
-        q = (u + 1) // 2
-        for k in range(q):
-            t = nodes[q, k]
-            w = weights[q, k]
-            for r in range(n):
-                running[r] = 1.0
             for j in range(u):
-                z = zero_fraction[start + j]
-                for r in range(n):
-                    prefix[j, r] = running[r]
-                    running[r] *= z + (o[j, r] - z) * t
-            for r in range(n):
-                running[r] = 1.0
-            for j in range(u - 1, -1, -1):
-                z = zero_fraction[start + j]
-                for r in range(n):
-                    coefficients[j, r] += w * prefix[j, r] * running[r]
-                    running[r] *= z + (o[j, r] - z) * t
-        for j in range(u):
-            z = zero_fraction[start + j]
-            for r in range(n):
-                coefficients[j, r] *= o[j, r] - z
+                coefficients[j, 0] = coefficients_one[j]
+        else:
+            _pattern_coefficients(keys, n, start, u, zero_fraction, nodes, weights, o,
+                                  prefix, coefficients, running)
         for k in range(out_ptr[p], out_ptr[p + 1]):
             g = out_index[k]
             v = out_value[k]
