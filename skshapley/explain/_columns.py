@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from skshapley.games._response import NamedRows
+
 
 def _is_plain_numeric(dtype) -> bool:
     from pandas.api.types import is_bool_dtype, is_numeric_dtype
@@ -185,7 +187,5 @@ def model_rows(feature_names, codec):
     if codec is not None:
         return codec.decode
     if feature_names is not None:
-        import pandas as pd
-
-        return lambda rows: pd.DataFrame(rows, columns=list(feature_names))
+        return NamedRows(feature_names)
     return lambda rows: rows

@@ -16,6 +16,7 @@ from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.metrics import check_scoring
 
 from skshapley.games._base import Game
+from skshapley.games._response import NamedRows
 
 
 def _take_columns(X, columns):
@@ -194,7 +195,8 @@ class PerformanceGame(Game):
         self.background = background
         self.scoring = scoring
         self.feature_names = None if feature_names is None else list(feature_names)
-        self.decode = decode
+        self.decode = decode if decode is not None or feature_names is None \
+            else NamedRows(feature_names)
         self.scorer = _checked_scorer(estimator, scoring)
         n_background = background.shape[0]
         self._y_stacked = np.repeat(self.y_valid[None], n_background, axis=0).reshape(-1)
@@ -204,13 +206,7 @@ class PerformanceGame(Game):
         stacked = np.where(mask[None, None, :], self.X_valid[None, :, :],
                            self.background[:, None, :])
         stacked = stacked.reshape(-1, self.n_players)
-        if self.decode is not None:
-            return self.decode(stacked)
-        if self.feature_names is not None:
-            import pandas as pd
-
-            return pd.DataFrame(stacked, columns=self.feature_names)
-        return stacked
+        return stacked if self.decode is None else self.decode(stacked)
 
     def _values(self, coalitions):
         # One scorer call per coalition: a scorer takes the estimator, not predictions, so

@@ -102,11 +102,22 @@ def make_response_function(model, response_method="auto", *, feature_names=None)
                     return proba[:, 1] if proba.ndim == 2 and proba.shape[1] == 2 else proba
     if feature_names is None:
         return base
-    import pandas as pd
-
-    columns = list(feature_names)
+    named = NamedRows(feature_names)
 
     def with_names(X):
-        return base(pd.DataFrame(X, columns=columns))
+        return base(named(X))
 
     return with_names
+
+
+class NamedRows:
+    """Float rows -> a DataFrame with the columns the model was fitted with (a callable
+    that pickles, for games sent to joblib workers)."""
+
+    def __init__(self, feature_names):
+        self.columns = list(feature_names)
+
+    def __call__(self, rows):
+        import pandas as pd
+
+        return pd.DataFrame(rows, columns=self.columns)
