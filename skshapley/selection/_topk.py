@@ -12,12 +12,7 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.linear_model import LinearRegression, Ridge
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import (
-    check_array,
-    check_consistent_length,
-    check_is_fitted,
-    column_or_1d,
-)
+from sklearn.utils.validation import check_is_fitted, check_X_y
 from tqdm.auto import tqdm
 
 from skshapley.approximators import topk_shapley
@@ -313,10 +308,9 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
         else:
             validate_data(self, X, skip_check_array=True)  # names and count only
             codec, codes = codec.encode(X)
-            X_checked = codec.checked(codes, finite, "X")
-            y_checked = check_array(y, ensure_2d=False, dtype=None, input_name="y")
-            y_checked = column_or_1d(y_checked, warn=True)
-            check_consistent_length(X_checked, y_checked)
+            # the codes' own NaN rule first, then y as validate_data would check it
+            X_checked, y_checked = check_X_y(codec.checked(codes, finite, "X"), y,
+                                             ensure_all_finite="allow-nan")
         n_samples, n_features = X_checked.shape
         k = self._resolve_k(n_features)
         if self.prefit and self.importance == "refit":
