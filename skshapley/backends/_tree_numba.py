@@ -46,6 +46,15 @@ def _satisfied(x, lower, upper, missing_branch, missing_mode):
     return lower <= x < upper
 
 
+@njit(cache=True, inline="always")
+def _set_satisfied(x, lower, upper, missing_branch):
+    """The rule of a ``CATEGORY_SET`` element: NaN goes the missing way, a number by
+    its atom's bit in the set."""
+    if x != x:
+        return missing_branch != 0
+    return _in_category_set(x, lower, upper)
+
+
 @njit(cache=True)
 def _path_coefficients(o, z, u, nodes, weights, prefix, coefficients):
     """c_i = (o_i - z_i) sum_q w_q prod_{j != i} (z_j + (o_j - z_j) t_q) (§8.1.3)."""
@@ -88,8 +97,7 @@ def _mark_satisfied(rows, start, u, feature, lower, upper, missing_branch, missi
         bit = one << np.uint64(j)
         if mode == CATEGORY_SET:  # decided per element, so interval loops stay as they were
             for r in range(rows.shape[0]):
-                x = rows[r, f]
-                if branch != 0 if x != x else _in_category_set(x, low, high):
+                if _set_satisfied(rows[r, f], low, high, branch):
                     bits[r] |= bit
             continue
         for r in range(rows.shape[0]):
@@ -378,9 +386,7 @@ def _required_elements(rows, start, u, feature, lower, upper, missing_branch, mi
 def _element_satisfied(x, e, lower, upper, missing_branch, missing_mode):
     """Whether value ``x`` satisfies path element ``e`` (interval or category set)."""
     if missing_mode[e] == CATEGORY_SET:
-        if x != x:
-            return missing_branch[e] != 0
-        return _in_category_set(x, lower[e], upper[e])
+        return _set_satisfied(x, lower[e], upper[e], missing_branch[e])
     return _satisfied(x, lower[e], upper[e], missing_branch[e], missing_mode[e])
 
 
