@@ -489,8 +489,10 @@ def tree_path_interactions(X, path_ptr, feature, lower, upper, missing_branch, m
     return out
 
 
-# Background patterns are computed once per background on the CPU (numba).
+# Background patterns are computed once per background on the CPU (numba), and the walk
+# of few rows (branchy, a state at a time) runs there too.
 tree_background_patterns = _tree_numba.tree_background_patterns
+tree_interventional_walk = _tree_numba.tree_interventional_walk
 
 # -- model-agnostic kernels (issue 11, §8.8): whole-array CuPy operations ------------------
 _TWINS = None

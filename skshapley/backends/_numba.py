@@ -24,6 +24,7 @@ from skshapley.backends._numpy import (
 from skshapley.backends._tree_numba import (  # noqa: F401  (kernels of this backend)
     tree_background_patterns,
     tree_interventional_shap,
+    tree_interventional_walk,
     tree_path_interactions,
     tree_path_shap,
 )

@@ -361,6 +361,13 @@ def tree_background_patterns(*args, **kwargs):
     return _tree_numba.tree_background_patterns(*args, **kwargs)
 
 
+def tree_interventional_walk(*args, **kwargs):
+    """The numba CPU kernel (the walk of few rows is branchy, a state at a time)."""
+    from skshapley.backends import _tree_numba
+
+    return _tree_numba.tree_interventional_walk(*args, **kwargs)
+
+
 # -- model-agnostic kernels (issue 11, §8.8) ----------------------------------------------
 # Host wrappers take and return NumPy arrays like every backend (copies in, result out);
 # each launch is one thread per output element unless said otherwise. float64 throughout.

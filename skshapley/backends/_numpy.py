@@ -13,6 +13,7 @@ from skshapley.backends._tree_numpy import (  # noqa: F401  (kernels of this bac
     TREE_KERNELS,
     tree_background_patterns,
     tree_interventional_shap,
+    tree_interventional_walk,
     tree_path_interactions,
     tree_path_shap,
 )

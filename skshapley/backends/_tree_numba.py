@@ -14,6 +14,9 @@ Float64 throughout, no fastmath.
 
 from __future__ import annotations
 
+import weakref
+from dataclasses import dataclass
+
 import numpy as np
 from numba import njit, prange
 
@@ -729,3 +732,396 @@ def tree_interventional_shap(X, patterns, counts, n_distinct, n_background, path
 
 
 tree_interventional_shap.__doc__ = "Numba twin of ``_tree_numpy.tree_interventional_shap``."
+
+
+# -- interventional values by walking the trees (few rows) -------------------------------
+# The row-set walk of ``_tree_numpy.tree_interventional_walk``: a state is a node, the sides
+# of the features parted so far (``side_of``, restored from a trail when the depth-first
+# walk backs up) and the set of background rows sharing them (bit words). The rows
+# following an edge come from the sorted-run index (``_run_index``) in two binary
+# searches and a few word operations, whatever the number of rows.
+FROM_X = 1
+FROM_Z = 2
+
+
+@njit(cache=True, inline="always")
+def _edge_follows(x, node, edge_ptr, edge_lower, edge_upper, missing_branch, missing_mode):
+    """Whether the number x follows the edge into ``node``."""
+    if x != x or (missing_mode[node] == MISSING_NAN_OR_ZERO
+                  and -LIGHTGBM_ZERO_THRESHOLD < x <= LIGHTGBM_ZERO_THRESHOLD):
+        return missing_branch[node] != 0
+    for k in range(edge_ptr[node], edge_ptr[node + 1]):
+        if edge_lower[k] <= x < edge_upper[k]:
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _edge_rows(f, node, sorted_t, prefix, nan_rows, n_valid, zero_runs, edge_ptr, edge_lower,
+               edge_upper, missing_branch, missing_mode, into):
+    """into = the background rows whose value of feature f follows the edge into
+    ``node``."""
+    n_words = into.shape[0]
+    n = n_valid[f]
+    values = sorted_t[f]
+    for w in range(n_words):
+        into[w] = 0
+    for k in range(edge_ptr[node], edge_ptr[node + 1]):
+        # most edges have one infinite bound (one side of a threshold): no search for it
+        a = 0 if edge_lower[k] == -np.inf else _lower_bound(values, n, edge_lower[k])
+        b = n if edge_upper[k] == np.inf else _lower_bound(values, n, edge_upper[k])
+        if a < b:
+            for w in range(n_words):
+                into[w] |= prefix[f, b, w] & ~prefix[f, a, w]
+    missing = missing_branch[node] != 0
+    zero_a, zero_b = zero_runs[f, 0], zero_runs[f, 1]
+    zero_missing = missing_mode[node] == MISSING_NAN_OR_ZERO and zero_a < zero_b
+    for w in range(n_words):
+        word = into[w]
+        if zero_missing:  # LightGBM's zero is missing: it goes the missing way
+            zero = prefix[f, zero_b, w] & ~prefix[f, zero_a, w]
+            word &= ~zero
+            if missing:
+                word |= zero
+        if missing:
+            word |= nan_rows[f, w]
+        into[w] = word
+
+
+@njit(parallel=True, cache=True)
+def _all_edge_rows(sorted_t, prefix, nan_rows, n_valid, zero_runs, feature, edge_ptr,
+                   edge_lower, edge_upper, missing_branch, missing_mode, roots, edge_rows):
+    """edge_rows[i] = the background rows following the edge into node i (roots: none)."""
+    for node in prange(len(feature)):
+        if roots[node]:
+            edge_rows[node, :] = 0
+        else:
+            _edge_rows(feature[node], node, sorted_t, prefix, nan_rows, n_valid, zero_runs,
+                       edge_ptr, edge_lower, edge_upper, missing_branch, missing_mode,
+                       edge_rows[node])
+
+
+@njit(cache=True, inline="always")
+def _rows_following(node, rows, edge_rows, into):
+    """into = the rows of ``rows`` following the edge into ``node``; returns whether
+    there are any."""
+    some = np.uint64(0)
+    for w in range(into.shape[0]):
+        into[w] = rows[w] & edge_rows[node, w]
+        some |= into[w]
+    return some != 0
+
+
+@njit(cache=True, inline="always")
+def _push(node, rows, n_x, n_z, depth, feature, side, top, st_node, st_rows, st_counts,
+          st_trail, st_feature, st_side):
+    """Push a state of the walk; returns the new stack size."""
+    st_node[top] = node
+    for w in range(rows.shape[0]):
+        st_rows[top, w] = rows[w]
+    st_counts[top, 0] = n_x
+    st_counts[top, 1] = n_z
+    st_trail[top] = depth
+    st_feature[top] = feature
+    st_side[top] = side
+    return top + 1
+
+
+@njit(cache=True, inline="always")
+def _leaf_values(node, rows, n_x, n_z, new_feature, new_side, trail, trail_len, side_of,
+                 n_background, value_ptr, value_index, value, out):
+    """Add what a leaf reached by the background rows ``rows`` gives the features parted
+    on the way (the trail's, and ``new_feature`` if not -1) to ``out``."""
+    n = n_x + n_z
+    if n == 0:  # nothing parted: the rows agree with x all the way
+        return
+    count = 0
+    for w in range(rows.shape[0]):
+        count += _popcount(rows[w])
+    share = count / n_background
+    weights = SHAPLEY_WEIGHTS
+    plus = weights[n_x - 1, n] * share if n_x > 0 else 0.0
+    minus = weights[n_x, n] * share if n_z > 0 else 0.0
+    for k in range(value_ptr[node], value_ptr[node + 1]):
+        g = value_index[k]
+        up = value[k] * plus
+        down = value[k] * minus
+        for t in range(trail_len):
+            f = trail[t]
+            if side_of[f] == FROM_X:
+                out[g, f] += up
+            else:
+                out[g, f] -= down
+        if new_feature >= 0:
+            if new_side == FROM_X:
+                out[g, new_feature] += up
+            else:
+                out[g, new_feature] -= down
+
+
+@njit(cache=True)
+def _walk_tree(x, root, n_rows, n_background, child_ptr, child, feature, edge_ptr,
+               edge_lower, edge_upper, missing_branch, missing_mode, value_ptr, value_index,
+               value, edge_rows, side_of, trail, st_node, st_rows, st_counts, st_trail,
+               st_feature, st_side, current, follow, out):
+    """Add one tree's interventional values of row x (over the ``n_rows`` background rows
+    indexed) to ``out`` (n_outputs, n_features); scratch arrays are the caller's."""
+    n_words = st_rows.shape[1]
+    for w in range(n_words):
+        left = n_rows - 64 * w
+        st_rows[0, w] = (~np.uint64(0) if left >= 64
+                         else (np.uint64(1) << np.uint64(max(left, 0))) - np.uint64(1))
+    st_node[0] = root
+    st_counts[0, 0] = 0
+    st_counts[0, 1] = 0
+    st_trail[0] = 0
+    st_feature[0] = -1
+    top = 1
+    trail_len = 0
+    while top > 0:
+        top -= 1
+        node = st_node[top]
+        while trail_len > st_trail[top]:  # back up to the state's depth
+            trail_len -= 1
+            side_of[trail[trail_len]] = 0
+        if st_feature[top] >= 0:  # the feature this state parted on
+            side_of[st_feature[top]] = st_side[top]
+            trail[trail_len] = st_feature[top]
+            trail_len += 1
+        n_x, n_z = st_counts[top, 0], st_counts[top, 1]
+        for w in range(n_words):
+            current[w] = st_rows[top, w]
+        c0, c1 = child_ptr[node], child_ptr[node + 1]
+        if c0 == c1:
+            _leaf_values(node, current, n_x, n_z, -1, 0, trail, trail_len, side_of,
+                         n_background, value_ptr, value_index, value, out)
+            continue
+        f = feature[child[c0]]
+        side = side_of[f]
+        for ci in range(c0, c1):
+            c = child[ci]
+            x_follows = _edge_follows(x[f], c, edge_ptr, edge_lower, edge_upper,
+                                      missing_branch, missing_mode)
+            if side == FROM_X:  # x's way, every row
+                if x_follows:
+                    top = _push(c, current, n_x, n_z, trail_len, -1, 0, top, st_node,
+                                st_rows, st_counts, st_trail, st_feature, st_side)
+                continue
+            some = _rows_following(c, current, edge_rows, follow)
+            if side == FROM_Z or (x_follows and some):  # each row its own way / along x
+                if some:
+                    top = _push(c, follow, n_x, n_z, trail_len, -1, 0, top, st_node,
+                                st_rows, st_counts, st_trail, st_feature, st_side)
+            elif some:  # rows going where x does not: f comes from z below
+                top = _push(c, follow, n_x, n_z + 1, trail_len, f, FROM_Z, top, st_node,
+                            st_rows, st_counts, st_trail, st_feature, st_side)
+            if side == 0 and x_follows:  # rows parting from x here: f comes from x below
+                parted = False
+                for w in range(n_words):
+                    follow[w] = current[w] & ~follow[w]
+                    parted |= follow[w] != 0
+                if parted:
+                    top = _push(c, follow, n_x + 1, n_z, trail_len, f, FROM_X, top, st_node,
+                                st_rows, st_counts, st_trail, st_feature, st_side)
+    for t in range(trail_len):  # side_of is clean again for the next tree
+        side_of[trail[t]] = 0
+    return out
+
+
+@njit(cache=True)
+def _walk_capacity(tree_root, child_ptr, child):
+    """Edges on the deepest root-to-leaf walk, and the most children of a node."""
+    n_nodes = len(child_ptr) - 1
+    depth = np.zeros(n_nodes, np.int64)
+    stack = np.empty(n_nodes, np.int64)
+    deepest = 0
+    for root in tree_root:
+        stack[0] = root
+        depth[root] = 0
+        top = 1
+        while top > 0:
+            top -= 1
+            node = stack[top]
+            deepest = max(deepest, depth[node])
+            for ci in range(child_ptr[node], child_ptr[node + 1]):
+                depth[child[ci]] = depth[node] + 1
+                stack[top] = child[ci]
+                top += 1
+    widest = 0
+    for i in range(n_nodes):
+        widest = max(widest, child_ptr[i + 1] - child_ptr[i])
+    return deepest, widest
+
+
+@njit(cache=True)
+def _background_tree(root, n_rows, child_ptr, child, value_ptr, value_index, value, edge_rows,
+                     st_node, st_rows, current, out):
+    """Add the leaf values the ``n_rows`` background rows reach in one tree to ``out``
+    (n_outputs,), walking the tree with sets of rows."""
+    n_words = st_rows.shape[1]
+    for w in range(n_words):
+        left = n_rows - 64 * w
+        st_rows[0, w] = (~np.uint64(0) if left >= 64
+                         else (np.uint64(1) << np.uint64(max(left, 0))) - np.uint64(1))
+    st_node[0] = root
+    top = 1
+    while top > 0:
+        top -= 1
+        node = st_node[top]
+        for w in range(n_words):
+            current[w] = st_rows[top, w]
+        if value_ptr[node] < value_ptr[node + 1]:
+            count = 0
+            for w in range(n_words):
+                count += _popcount(current[w])
+            for k in range(value_ptr[node], value_ptr[node + 1]):
+                out[value_index[k]] += value[k] * count
+        for ci in range(child_ptr[node], child_ptr[node + 1]):
+            c = child[ci]
+            if _rows_following(c, current, edge_rows, st_rows[top]):
+                st_node[top] = c
+                top += 1
+
+
+@njit(parallel=True, cache=True)
+def _walk_rows(X, tree_root, n_background, n_rows, child_ptr, child, feature, edge_ptr,
+               edge_lower, edge_upper, missing_branch, missing_mode, value_ptr, value_index,
+               value, edge_rows, deepest, widest, buffers):
+    """Blocks of trees in parallel, each walking its trees for every row into
+    ``buffers[block]``: the blocks are fixed in number, so the sums do not depend on the
+    thread count."""
+    n_rows_x = X.shape[0]
+    n_trees = len(tree_root)
+    n_features = X.shape[1]
+    n_words = edge_rows.shape[1]
+    n_blocks = buffers.shape[0]
+    capacity = (deepest + 1) * 2 * max(widest, 1) + 2
+    per_block = (n_trees + n_blocks - 1) // n_blocks
+    for block in prange(n_blocks):
+        side_of = np.zeros(n_features, np.int64)
+        trail = np.empty(deepest + 1, np.int64)
+        st_node = np.empty(capacity, np.int64)
+        st_rows = np.empty((capacity, n_words), np.uint64)
+        st_counts = np.empty((capacity, 2), np.int64)
+        st_trail = np.empty(capacity, np.int64)
+        st_feature = np.empty(capacity, np.int64)
+        st_side = np.empty(capacity, np.int64)
+        current = np.empty(n_words, np.uint64)
+        follow = np.empty(n_words, np.uint64)
+        for t in range(block * per_block, min(n_trees, (block + 1) * per_block)):
+            for i in range(n_rows_x):
+                _walk_tree(X[i], tree_root[t], n_rows, n_background, child_ptr, child,
+                           feature, edge_ptr, edge_lower, edge_upper, missing_branch,
+                           missing_mode, value_ptr, value_index, value, edge_rows, side_of,
+                           trail, st_node, st_rows, st_counts, st_trail, st_feature,
+                           st_side, current, follow, buffers[block, i])
+
+
+@njit(parallel=True, cache=True)
+def _background_sums(tree_root, n_rows, child_ptr, child, value_ptr, value_index, value,
+                     edge_rows, deepest, widest, sums):
+    """sums[block] += the leaf values the background rows reach in the block's trees."""
+    n_trees = len(tree_root)
+    n_words = edge_rows.shape[1]
+    n_blocks = sums.shape[0]
+    capacity = (deepest + 1) * max(widest, 1) + 2
+    per_block = (n_trees + n_blocks - 1) // n_blocks
+    for block in prange(n_blocks):
+        st_node = np.empty(capacity, np.int64)
+        st_rows = np.empty((capacity, n_words), np.uint64)
+        current = np.empty(n_words, np.uint64)
+        for t in range(block * per_block, min(n_trees, (block + 1) * per_block)):
+            _background_tree(tree_root[t], n_rows, child_ptr, child, value_ptr, value_index,
+                             value, edge_rows, st_node, st_rows, current, sums[block])
+
+
+def _zero_runs(sorted_t, n_valid):
+    """Per column, the run of sorted positions holding LightGBM's zero (|x| <= 1e-35)."""
+    runs = np.zeros((sorted_t.shape[0], 2), np.int64)
+    low = np.nextafter(-LIGHTGBM_ZERO_THRESHOLD, np.inf)
+    high = np.nextafter(LIGHTGBM_ZERO_THRESHOLD, np.inf)
+    for f in range(sorted_t.shape[0]):
+        runs[f] = np.searchsorted(sorted_t[f, :n_valid[f]], [low, high])
+    return runs
+
+
+def walk_chunk_rows(n_features, n_background):
+    """Background rows per pass of the walk, so that the sorted-run index of a pass
+    stays within ``INDEX_BYTES``; at least 64."""
+    rows = n_background
+    while rows > 64 and 8 * n_features * (rows + 1) * ((rows + 63) // 64) > INDEX_BYTES:
+        rows = max(64, (rows + 1) // 2)
+    return rows
+
+
+@dataclass
+class _PreparedBackground:
+    """What the walk needs of a background, for one ensemble's trees: per chunk of rows
+    the rows following each edge, and the background's summed leaf values."""
+
+    trees: tuple  # weak references to the trees' arrays
+    background: np.ndarray
+    chunks: list  # (rows in the chunk, edge_rows)
+    sums: np.ndarray
+    deepest: int
+    widest: int
+
+
+# The last background prepared: explaining one row at a time against the same background
+# (a served model) then pays for the edges' row sets once, not per call. Hits need the same
+# tree arrays (alive) and an equal background.
+_LAST_PREPARED = [None]
+
+
+def _prepare_background(background, trees, n_outputs):
+    (tree_root, child_ptr, child, feature, edge_ptr, edge_lower, edge_upper, missing_branch,
+     missing_mode, value_ptr, value_index, value) = trees
+    last = _LAST_PREPARED[0]
+    if (last is not None and all(ref() is a for ref, a in zip(last.trees, trees, strict=True))
+            and last.background.shape == background.shape
+            and np.array_equal(last.background, background, equal_nan=True)):
+        return last
+    deepest, widest = _walk_capacity(tree_root, child_ptr, child)
+    roots = np.zeros(len(feature), np.bool_)
+    roots[tree_root] = True
+    n_blocks = max(1, min(len(tree_root), PATH_CHUNKS))
+    sums = np.zeros((n_blocks, n_outputs))
+    chunks = []
+    step = walk_chunk_rows(background.shape[1], background.shape[0])
+    for first in range(0, background.shape[0], step):  # the values are linear in the rows
+        chunk = np.ascontiguousarray(background[first:first + step].T, dtype=np.float64)
+        sorted_t, prefix, nan_rows, n_valid = _run_index(chunk)
+        edge_rows = np.empty((len(feature), prefix.shape[2]), np.uint64)
+        _all_edge_rows(sorted_t, prefix, nan_rows, n_valid, _zero_runs(sorted_t, n_valid),
+                       feature, edge_ptr, edge_lower, edge_upper, missing_branch,
+                       missing_mode, roots, edge_rows)
+        _background_sums(tree_root, chunk.shape[1], child_ptr, child, value_ptr,
+                         value_index, value, edge_rows, deepest, widest, sums)
+        chunks.append((chunk.shape[1], edge_rows))
+    prepared = _PreparedBackground(
+        trees=tuple(weakref.ref(a) for a in trees), background=background.copy(),
+        chunks=chunks, sums=sums.sum(axis=0), deepest=int(deepest), widest=int(widest))
+    _LAST_PREPARED[0] = prepared
+    return prepared
+
+
+def tree_interventional_walk(X, background, tree_root, child_ptr, child, feature, edge_ptr,
+                             edge_lower, edge_upper, missing_branch, missing_mode, value_ptr,
+                             value_index, value, out, base):
+    trees = (tree_root, child_ptr, child, feature, edge_ptr, edge_lower, edge_upper,
+             missing_branch, missing_mode, value_ptr, value_index, value)
+    n_background = background.shape[0]
+    prepared = _prepare_background(background, trees, base.shape[0])
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    n_blocks = max(1, min(len(tree_root), PATH_CHUNKS))
+    buffers = np.zeros((n_blocks,) + out.shape)
+    for n_rows, edge_rows in prepared.chunks:
+        _walk_rows(X, tree_root, n_background, n_rows, *trees[1:], edge_rows,
+                   prepared.deepest, prepared.widest, buffers)
+    for block in range(n_blocks):
+        out += buffers[block]
+    base += prepared.sums / n_background
+    return out, base
+
+
+tree_interventional_walk.__doc__ = "Numba twin of ``_tree_numpy.tree_interventional_walk``."

@@ -290,9 +290,108 @@ def tree_interventional_shap(X, patterns, counts, n_distinct, n_background, path
     return out
 
 
+def edge_followed(values, node, edge_ptr, edge_lower, edge_upper, missing_branch,
+                  missing_mode):
+    """bool: which of ``values`` (one feature's values) follow the edge into ``node`` of
+    :class:`~skshapley.tree._ensemble.TreeNodes`."""
+    missing = np.isnan(values)
+    if missing_mode[node] == MISSING_NAN_OR_ZERO:
+        missing = missing | ((values > -LIGHTGBM_ZERO_THRESHOLD)
+                             & (values <= LIGHTGBM_ZERO_THRESHOLD))
+    inside = np.zeros(values.shape, bool)
+    with np.errstate(invalid="ignore"):
+        for k in range(edge_ptr[node], edge_ptr[node + 1]):
+            inside |= (edge_lower[k] <= values) & (values < edge_upper[k])
+    return np.where(missing, missing_branch[node] != 0, inside)
+
+
+def tree_interventional_walk(X, background, tree_root, child_ptr, child, feature, edge_ptr,
+                             edge_lower, edge_upper, missing_branch, missing_mode, value_ptr,
+                             value_index, value, out, base):
+    """Interventional TreeSHAP (§8.1.4) by walking the trees, added to ``out``.
+
+    The game of a row x and one background row z on a tree: a feature where x and z
+    follow the same edges is irrelevant; where they part, the walk takes both ways, the
+    feature then coming from x (A) or from z (B) further down. A leaf reached with
+    s = |A| and n = |A| + |B| > 0 gives i in A +v W(s - 1, n) and i in B -v W(s, n), as
+    in ``tree_interventional_shap``. The walk carries the set of background rows that
+    share a state (its node and the sides of the features parted so far), so each state
+    is visited once per explained row, not once per background row; its edge tests are
+    vector tests over that set. Values are averaged over the background.
+
+    Parameters
+    ----------
+    X : float64 (n_rows, n_features)
+    background : float64 (n_background, n_features)
+    tree_root ... value
+        The ensemble's trees (``TreeNodes.arrays()``).
+    out : float64 (n_rows, n_outputs, n_features)
+        The values are added to it.
+    base : float64 (n_outputs,)
+        The background's mean output of the trees (without the ensemble's offset) is
+        added to it.
+
+    Returns
+    -------
+    out, base
+    """
+    n_background = len(background)
+    weights = SHAPLEY_WEIGHTS
+    edge = (edge_ptr, edge_lower, edge_upper, missing_branch, missing_mode)
+    everyone = np.ones(n_background, bool)
+    for root in tree_root:  # the background's own leaves
+        stack = [(root, everyone)]
+        while stack:
+            node, rows = stack.pop()
+            children = child[child_ptr[node]:child_ptr[node + 1]]
+            for k in range(value_ptr[node], value_ptr[node + 1]):
+                base[value_index[k]] += value[k] * rows.sum() / n_background
+            for c in children:
+                follow = rows & edge_followed(background[:, feature[c]], c, *edge)
+                if follow.any():
+                    stack.append((c, follow))
+    for i, x in enumerate(X):
+        for root in tree_root:
+            stack = [(root, everyone, {})]  # sides: feature -> 1 (from x) or -1 (from z)
+            while stack:
+                node, rows, sides = stack.pop()
+                children = child[child_ptr[node]:child_ptr[node + 1]]
+                n = len(sides)
+                if not len(children) and n:
+                    s = sum(side > 0 for side in sides.values())
+                    share = rows.sum() / n_background
+                    plus = weights[s - 1, n] if s else 0.0
+                    minus = weights[s, n] if s < n else 0.0
+                    for k in range(value_ptr[node], value_ptr[node + 1]):
+                        for f, side in sides.items():
+                            amount = plus if side > 0 else -minus
+                            out[i, value_index[k], f] += value[k] * share * amount
+                for c in children:
+                    f = feature[c]
+                    side = sides.get(f, 0)
+                    x_follows = edge_followed(x[f:f + 1], c, *edge)[0]
+                    follow = rows & edge_followed(background[:, f], c, *edge)
+                    if side > 0:  # the feature comes from x: x's way, every row
+                        if x_follows:
+                            stack.append((c, rows, sides))
+                    elif side < 0:  # from z: each row its own way
+                        if follow.any():
+                            stack.append((c, follow, sides))
+                    elif x_follows:  # rows along with x, and rows parting from x here
+                        parted = rows & ~follow
+                        if follow.any():
+                            stack.append((c, follow, sides))
+                        if parted.any():
+                            stack.append((c, parted, {**sides, f: 1}))
+                    elif follow.any():  # rows going where x does not
+                        stack.append((c, follow, {**sides, f: -1}))
+    return out, base
+
+
 TREE_KERNELS = (
     "tree_path_shap",
     "tree_path_interactions",
     "tree_background_patterns",
     "tree_interventional_shap",
+    "tree_interventional_walk",
 )

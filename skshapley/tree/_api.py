@@ -162,6 +162,12 @@ MIN_PATH_RANGE = 4096
 # (measured on 100-tree forests, 100 background rows: 1.3-1.7x faster at 5 rows, even
 # from 25 to 99 rows, where few background rows can be ruled out for all of them).
 FEW_ROWS = 0.25
+# Fewer rows than this are explained by walking the trees with sets of background rows
+# (tree_interventional_walk): its cost grows with the states a row reaches, the tables'
+# with the paths, whatever the rows. Measured on 100-tree forests of depth 8 and 12 with
+# 100 background rows, one thread (benchmarks/results/tree_cpu.md): the walk is 1.3-2.9x
+# faster at 1 to 3 rows, about even at 5, 1.5-2x slower at 10.
+WALK_ROWS = 4
 
 
 def background_chunk_rows(n_paths, n_background, working_memory=None):
@@ -197,6 +203,12 @@ def interventional_shap(ensemble, X, background, kernels):
         )
     n_background = background.shape[0]
     out = np.zeros((X.shape[0], ensemble.n_outputs, ensemble.n_features))
+    if (X.shape[0] < WALK_ROWS and ensemble.nodes is not None
+            and _has_kernel(kernels, "tree_interventional_walk")):
+        base = np.zeros(ensemble.n_outputs)
+        kernels.tree_interventional_walk(X, background, *ensemble.nodes.arrays(), out, base)
+        base += ensemble.offset
+        return out, np.broadcast_to(base, (X.shape[0], ensemble.n_outputs)).copy()
     reached = 0.0
     # Few rows: the patterns are built for these rows only, leaving out the background
     # rows that cannot add to their values (most, on deep paths; see

@@ -69,6 +69,105 @@ class NodeTable:
 
 
 @dataclass(frozen=True)
+class TreeNodes:
+    """The trees themselves, node by node (all trees' nodes concatenated), for the
+    kernels that walk them rather than their paths (interventional values of few rows).
+
+    Attributes
+    ----------
+    tree_root : int64 (n_trees,)
+        Root node of each tree.
+    child_ptr : int64 (n_nodes + 1,), child : int64
+        Children of node i: ``child[child_ptr[i]:child_ptr[i + 1]]`` (none at a leaf).
+        The edges into a node's children test one feature.
+    feature : int32 (n_nodes,)
+        Feature tested on the edge into each node (unused at roots).
+    edge_ptr : int64 (n_nodes + 1,), edge_lower, edge_upper : float64
+        The edge into node i is followed by a number x iff ``edge_lower[k] <= x <
+        edge_upper[k]`` for some k in ``edge_ptr[i]:edge_ptr[i + 1]`` (one interval, or
+        a categorical split's union; none: only a missing value may follow it).
+    missing_branch, missing_mode : uint8 (n_nodes,)
+        As for :class:`NodeTable`.
+    value_ptr : int64 (n_nodes + 1,), value_index : int32, value : float64
+        Nonzero leaf values in CSR form: reaching leaf i adds ``value[k]`` to output
+        ``value_index[k]``.
+    max_depth : int
+        Edges on the longest root-to-leaf walk.
+    max_children : int
+    """
+
+    tree_root: np.ndarray
+    child_ptr: np.ndarray
+    child: np.ndarray
+    feature: np.ndarray
+    edge_ptr: np.ndarray
+    edge_lower: np.ndarray
+    edge_upper: np.ndarray
+    missing_branch: np.ndarray
+    missing_mode: np.ndarray
+    value_ptr: np.ndarray
+    value_index: np.ndarray
+    value: np.ndarray
+    max_depth: int
+    max_children: int
+
+    def arrays(self):
+        """The arrays in the order the walking kernels take them."""
+        return (self.tree_root, self.child_ptr, self.child, self.feature, self.edge_ptr,
+                self.edge_lower, self.edge_upper, self.missing_branch, self.missing_mode,
+                self.value_ptr, self.value_index, self.value)
+
+
+def _csr(counts):
+    return np.r_[0, np.cumsum(counts)].astype(np.int64)
+
+
+def _tree_nodes(tables, parent, leaves, path_of, feature, lower, upper, missing, mode,
+                values):
+    """:class:`TreeNodes` of the concatenated node tables (``parent`` global)."""
+    n_nodes = len(parent)
+    offsets = np.cumsum([0] + [len(t.parent) for t in tables])
+    has_parent = parent >= 0
+    child = np.flatnonzero(has_parent)
+    child = child[np.argsort(parent[child], kind="stable")]
+    n_children = np.bincount(parent[has_parent], minlength=n_nodes)
+    # each edge's intervals: its categorical union where it has one, else [lower, upper)
+    unions = {int(node) + o: union for t, o in zip(tables, offsets[:-1], strict=True)
+              for node, union in (t.intervals or {}).items()}
+    n_intervals = np.ones(n_nodes, np.int64)
+    edge_lower, edge_upper = [lower.copy()], [upper.copy()]
+    if unions:
+        nodes = np.fromiter(unions, np.int64)
+        n_intervals[nodes] = [len(unions[int(i)]) for i in nodes]
+        plain = np.ones(n_nodes, bool)
+        plain[nodes] = False
+        bounds = np.zeros((int(n_intervals.sum()), 2))
+        edge_ptr = _csr(n_intervals)
+        bounds[edge_ptr[:-1][plain], 0] = lower[plain]
+        bounds[edge_ptr[:-1][plain], 1] = upper[plain]
+        for i in nodes:
+            union = unions[int(i)]
+            if union:
+                bounds[edge_ptr[i]:edge_ptr[i + 1]] = np.asarray(union, np.float64)
+        edge_lower, edge_upper = [bounds[:, 0]], [bounds[:, 1]]
+    is_leaf = np.zeros(n_nodes, bool)
+    is_leaf[leaves] = True
+    nonzero = (values != 0) & is_leaf[:, None]
+    rows, cols = np.nonzero(nonzero)
+    depth = np.bincount(path_of, minlength=len(leaves)) if len(path_of) else [0]
+    return TreeNodes(
+        tree_root=offsets[:-1].astype(np.int64), child_ptr=_csr(n_children),
+        child=child.astype(np.int64), feature=np.ascontiguousarray(feature, np.int32),
+        edge_ptr=_csr(n_intervals), edge_lower=np.ascontiguousarray(edge_lower[0]),
+        edge_upper=np.ascontiguousarray(edge_upper[0]),
+        missing_branch=np.ascontiguousarray(missing, np.uint8),
+        missing_mode=np.ascontiguousarray(mode, np.uint8),
+        value_ptr=_csr(nonzero.sum(axis=1)), value_index=cols.astype(np.int32),
+        value=np.ascontiguousarray(values[rows, cols], np.float64),
+        max_depth=int(np.max(depth)), max_children=int(n_children.max(initial=0)))
+
+
+@dataclass(frozen=True)
 class TreeEnsemble:
     """Merged root-to-leaf paths of a tree ensemble (§8.6.1).
 
@@ -106,6 +205,8 @@ class TreeEnsemble:
         Maps what the model takes (an array or DataFrame) to the numbers its paths test,
         one column at a time, e.g. a HistGradientBoosting model's ordinal codes of its
         categorical columns. None: the paths test the input itself.
+    nodes : TreeNodes, optional
+        The trees node by node (None: the kernels that walk trees are not used).
     """
 
     path_ptr: np.ndarray
@@ -127,6 +228,7 @@ class TreeEnsemble:
     link: str = "identity"
     model_name: str = ""
     input_encoder: object = None
+    nodes: TreeNodes | None = None
 
     @property
     def n_paths(self) -> int:
@@ -211,8 +313,13 @@ def with_columns_renamed(ensemble, column_of, n_features, input_encoder):
     order = np.lexsort((feature, path_of))
     columns = {name: getattr(ensemble, name)[order] for name in
                ("lower", "upper", "missing_branch", "missing_mode", "zero_fraction")}
+    nodes = ensemble.nodes
+    if nodes is not None:  # roots have no edge; their feature is never read
+        nodes = dataclasses.replace(nodes, feature=np.asarray(column_of, np.int32)[
+            np.clip(nodes.feature, 0, len(column_of) - 1)])
     return dataclasses.replace(ensemble, feature=np.ascontiguousarray(feature[order]),
                                n_features=int(n_features), input_encoder=input_encoder,
+                               nodes=nodes,
                                **{k: np.ascontiguousarray(v) for k, v in columns.items()})
 
 
@@ -353,6 +460,8 @@ def build_ensemble(tables, *, n_features, n_outputs, offset, input_dtype, output
                                  for t in tables])
 
     leaves, path_of, node_of, parent = _walk_up(tables)
+    nodes = _tree_nodes(tables, parent, leaves, path_of, feature_all, lower_all, upper_all,
+                        missing_all, mode_all, values_all)
     with np.errstate(divide="ignore", invalid="ignore"):
         # Zero parent cover (never seen in practice) would give 0/0; treat the edge as
         # never taken by the expectation (z = 0), like XGBoost's clamped child weight.
@@ -437,4 +546,5 @@ def build_ensemble(tables, *, n_features, n_outputs, offset, input_dtype, output
         output=output,
         link=link,
         model_name=model_name,
+        nodes=nodes,
     )

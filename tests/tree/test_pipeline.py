@@ -147,6 +147,12 @@ def test_ordinal_encoder_column_transformer_before_categorical_boosting(remainde
     result = tree_shap(pipeline, rows)
     np.testing.assert_allclose(result.values.sum(axis=1)[:, 0] + result.base_values[:, 0],
                                pipeline.predict(rows), atol=1e-9)
+    # two rows walk the trees (their nodes read the moved columns), ten use the tables
+    background = frame.iloc[20:50]
+    walked = tree_shap(pipeline, rows.iloc[:2], background=background)
+    tabled = tree_shap(pipeline, rows, background=background)
+    np.testing.assert_allclose(walked.values, tabled.values[:2], atol=1e-12)
+    np.testing.assert_allclose(walked.base_values, tabled.base_values[:2], atol=1e-12)
 
 
 def test_imputer_before_a_model_that_encodes_its_own_input():

@@ -337,9 +337,10 @@ def test_numba_results_do_not_depend_on_the_thread_count():
             outputs.append(tree_shap(model, X[:50], backend="numba").values)
             outputs.append(tree_shap(model, X, background=X[:20], backend="numba").values)
             outputs.append(tree_shap(model, X[:4], background=X[:20], backend="numba").values)
+            outputs.append(tree_shap(model, X[:2], background=X[:20], backend="numba").values)
     finally:
         set_num_threads(threads)
-    for a, b in zip(outputs[:4], outputs[4:], strict=True):
+    for a, b in zip(outputs[:5], outputs[5:], strict=True):
         assert np.array_equal(a, b)
 
 
@@ -920,3 +921,81 @@ def test_lightgbm_trained_on_categoricals_takes_the_dataframe():
     np.testing.assert_allclose(ours.values[..., 0], contrib[:, :-1], atol=1e-10)
     codes = tree_shap(model, ours.ensemble.prepare(rows))  # codes as numbers: the same
     np.testing.assert_allclose(codes.values, ours.values, atol=1e-12)
+
+
+def _walk_case(case):
+    """(ensemble, rows) of models whose trees the interventional walk must read right:
+    NaN and three outputs, categorical unions of intervals, LightGBM's zero as missing."""
+    if case == "hgbc3":
+        X, ensemble = _three_class_ensemble(seed=13, max_iter=5)
+        return ensemble, X
+    if case == "extra_trees":
+        X, y = _data(seed=14, n=600)
+        return read_model(ExtraTreesRegressor(n_estimators=4, max_depth=10,
+                                              random_state=0).fit(X, y)), X
+    if case == "xgboost_categorical":
+        xgboost = pytest.importorskip("xgboost")
+        pd = pytest.importorskip("pandas")
+        model, X, _ = _categorical_xgboost(xgboost, pd, one_hot=False, seed=2)
+        return read_model(model), X
+    lightgbm = pytest.importorskip("lightgbm")
+    if case == "lightgbm_categorical":
+        model, rows = _categorical_lightgbm(lightgbm, seed=3)
+        return read_model(model), rows
+    X, y = _data(seed=15, nan=0.05)
+    X[:60, 1] = 0.0
+    model = lightgbm.LGBMRegressor(n_estimators=10, verbose=-1, zero_as_missing=True)
+    return read_model(model.fit(X, y)), X
+
+
+@pytest.mark.parametrize("n_background", [1, 70, 150])
+@pytest.mark.parametrize("case", ["hgbc3", "extra_trees", "xgboost_categorical",
+                                  "lightgbm_categorical", "lightgbm_zero"])
+def test_interventional_walk_matches_the_pattern_tables(case, n_background, monkeypatch):
+    # Few rows walk the trees with sets of background rows (one and several 64-bit
+    # words); the values and base values must be those of the pattern tables, on both
+    # backends, also with the background in chunks of 64 rows (index over its budget).
+    from skshapley.backends import _tree_numba
+    from skshapley.tree import _api
+
+    ensemble, X = _walk_case(case)
+    rng = np.random.default_rng(n_background)
+    background = X[rng.integers(0, len(X), n_background)]
+    rows = X[[0, 1, 5]] if len(X) > 5 else X[:3]
+    monkeypatch.setattr(_api, "WALK_ROWS", 0)
+    tables = tree_shap(ensemble, rows, background=background, backend="numba")
+    monkeypatch.setattr(_api, "WALK_ROWS", 4)
+    for backend in ("numba", "numpy"):
+        _assert_same_values(tree_shap(ensemble, rows, background=background, backend=backend),
+                            tables, ensemble, rows)
+    assert _tree_numba._LAST_PREPARED[0] is not None  # the walk ran
+    if n_background > 64:
+        monkeypatch.setattr(_tree_numba, "INDEX_BYTES", 0)
+        assert _tree_numba.walk_chunk_rows(ensemble.n_features, n_background) == 64
+        _assert_same_values(tree_shap(ensemble, rows, background=background, backend="numba"),
+                            tables, ensemble, rows)
+
+
+def test_interventional_walk_keeps_the_last_background_only_while_it_is_the_same():
+    # the walk keeps the edges' row sets of the last background for the next call; an
+    # equal background (a new array) reuses them, a changed value or other trees do not
+    from skshapley.backends import _tree_numba
+
+    X, ensemble = _three_class_ensemble(seed=16, max_iter=4)
+    background, rows = X[:30].copy(), X[40:42]
+    first = tree_shap(ensemble, rows, background=background, backend="numba")
+    prepared = _tree_numba._LAST_PREPARED[0]
+    again = tree_shap(ensemble, rows, background=background.copy(), backend="numba")
+    assert _tree_numba._LAST_PREPARED[0] is prepared
+    assert np.array_equal(again.values, first.values)
+    changed = background.copy()
+    changed[3, 2] = 1.0 if np.isnan(changed[3, 2]) else changed[3, 2] + 1.0
+    moved = tree_shap(ensemble, rows, background=changed, backend="numba")
+    assert _tree_numba._LAST_PREPARED[0] is not prepared
+    _assert_same_values(moved, tree_shap(ensemble, rows, background=changed,
+                                         backend="numpy"), ensemble, rows)
+    other = read_model(HistGradientBoostingClassifier(max_iter=3, random_state=1).fit(
+        np.nan_to_num(X), np.arange(len(X)) % 3))
+    _assert_same_values(tree_shap(other, rows, background=changed, backend="numba"),
+                        tree_shap(other, rows, background=changed, backend="numpy"), other,
+                        rows)
