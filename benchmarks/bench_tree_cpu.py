@@ -5,7 +5,8 @@
   (48,842 × 14) shapes: XGBoost's ``pred_contribs`` vs our kernel, 10,000 rows.
 - scikit-learn random forests (100 trees, depth 8 and 12) on the cal_housing shape:
   shap's C++ ``TreeExplainer`` (path-dependent, 10,000, 10 and 1 rows) and its
-  interventional mode (100 background rows; 1,000, 100, 10 and 1 rows) vs ours.
+  interventional mode (100 background rows; 1,000, 100, 10, 3 and 1 rows) vs ours; rows
+  that walk the trees (under ``WALK_ROWS``) are timed again on a new background each call.
 - Models with categorical splits, 200 rounds × depth 6 (LightGBM: 64 leaves), on two
   numeric and two categorical columns (20 and 12 levels; ``--categorical-only`` runs
   just these rows), 10,000 rows: XGBoost's ``pred_contribs`` and LightGBM's
@@ -186,9 +187,9 @@ def main(argv=None):
     import xgboost
     from sklearn.ensemble import RandomForestRegressor
 
-    from skshapley.backends import get_backend
+    from skshapley.backends import _tree_numba, get_backend
     from skshapley.tree import read_model, tree_shap
-    from skshapley.tree._api import interventional_shap
+    from skshapley.tree._api import WALK_ROWS, interventional_shap
 
     threads = args.threads
     numba.set_num_threads(threads)
@@ -233,19 +234,29 @@ def main(argv=None):
                                             feature_perturbation="interventional")
         prepared_background = ensemble.prepare(background)
         # 1,000 rows, and few rows, where the per-background work weighs most
-        for n_few, repeats in ((1000, 1), (100, max(args.repeats, 5)), (10, max(args.repeats, 5)),
-                               (1, max(args.repeats, 5))):
+        few_repeats = max(args.repeats, 5)
+        for n_few, repeats in ((1000, 1), (100, few_repeats), (10, few_repeats),
+                               (3, few_repeats), (1, few_repeats)):
             few = rows[:n_few]
             prepared_few = ensemble.prepare(few)
             peer = timed(lambda e=interventional, r=few:
                          e.shap_values(r, check_additivity=False), repeats=repeats)
+            # as shap's explainer holds its background, the walk of few rows keeps the
+            # last background's row sets: timed warm, and below on a new background
             ours = timed(lambda e=ensemble, x=prepared_few, b=prepared_background:
                          interventional_shap(e, x, b, kernels), repeats=repeats)
             error = np.abs(interventional.shap_values(few, check_additivity=False)
                            - tree_shap(ensemble, few, background=background).values[..., 0]
                            ).max()
-            rows_out.append((name, "shap TreeExplainer (interventional, 100 background)",
-                             n_few, peer, ours, error))
+            peer_name = "shap TreeExplainer (interventional, 100 background)"
+            rows_out.append((name, peer_name, n_few, peer, ours, error))
+            if n_few < WALK_ROWS:
+                def cold(e=ensemble, x=prepared_few, b=prepared_background):
+                    _tree_numba.forget_background()
+                    return interventional_shap(e, x, b, kernels)
+
+                rows_out.append((name, peer_name + "; ours on a new background", n_few, peer,
+                                 timed(cold, repeats=repeats), error))
         write_table(args.output, rows_out, threads, args.repeats)
 
     if not args.interventional_only:

@@ -14,6 +14,7 @@ Float64 throughout, no fastmath.
 
 from __future__ import annotations
 
+import threading
 import weakref
 from dataclasses import dataclass
 
@@ -626,13 +627,20 @@ def tree_background_patterns(background, path_ptr, feature, lower, upper, missin
 tree_background_patterns.__doc__ = "Numba twin of ``_tree_numpy.tree_background_patterns``."
 
 
+_M1 = np.uint64(0x5555555555555555)
+_M2 = np.uint64(0x3333333333333333)
+_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+
+
 @njit(cache=True, inline="always")
 def _popcount(x):
-    count = 0
-    while x:
-        x &= x - np.uint64(1)
-        count += 1
-    return count
+    """Set bits of a uint64 in a fixed dozen operations (SWAR), not one per bit: the
+    walk counts sets of up to 64 background rows at every leaf it reaches."""
+    x = x - ((x >> np.uint64(1)) & _M1)
+    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+    x = (x + (x >> np.uint64(4))) & _M4
+    return int((x * _H01) >> np.uint64(56))
 
 
 @njit(cache=True)
@@ -791,7 +799,9 @@ def _edge_rows(f, node, sorted_t, prefix, nan_rows, n_valid, zero_runs, edge_ptr
 @njit(parallel=True, cache=True)
 def _all_edge_rows(sorted_t, prefix, nan_rows, n_valid, zero_runs, feature, edge_ptr,
                    edge_lower, edge_upper, missing_branch, missing_mode, roots, edge_rows):
-    """edge_rows[i] = the background rows following the edge into node i (roots: none)."""
+    """edge_rows[i] = the background rows following the edge into node i (roots: none).
+    Worked out for every node at once: filling them as walks reach them was no faster
+    (the background's own walk reaches most) and slowed the walk's inner loop."""
     for node in prange(len(feature)):
         if roots[node]:
             edge_rows[node, :] = 0
@@ -900,6 +910,11 @@ def _walk_tree(x, root, n_rows, n_background, child_ptr, child, feature, edge_pt
         side = side_of[f]
         for ci in range(c0, c1):
             c = child[ci]
+            if side == FROM_Z:  # each row its own way
+                if _rows_following(c, current, edge_rows, follow):
+                    top = _push(c, follow, n_x, n_z, trail_len, -1, 0, top, st_node,
+                                st_rows, st_counts, st_trail, st_feature, st_side)
+                continue
             x_follows = _edge_follows(x[f], c, edge_ptr, edge_lower, edge_upper,
                                       missing_branch, missing_mode)
             if side == FROM_X:  # x's way, every row
@@ -908,49 +923,24 @@ def _walk_tree(x, root, n_rows, n_background, child_ptr, child, feature, edge_pt
                                 st_rows, st_counts, st_trail, st_feature, st_side)
                 continue
             some = _rows_following(c, current, edge_rows, follow)
-            if side == FROM_Z or (x_follows and some):  # each row its own way / along x
+            if not x_follows:  # rows going where x does not: f comes from z below
                 if some:
-                    top = _push(c, follow, n_x, n_z, trail_len, -1, 0, top, st_node,
+                    top = _push(c, follow, n_x, n_z + 1, trail_len, f, FROM_Z, top, st_node,
                                 st_rows, st_counts, st_trail, st_feature, st_side)
-            elif some:  # rows going where x does not: f comes from z below
-                top = _push(c, follow, n_x, n_z + 1, trail_len, f, FROM_Z, top, st_node,
+                continue
+            if some:  # rows along with x: nothing parts here
+                top = _push(c, follow, n_x, n_z, trail_len, -1, 0, top, st_node, st_rows,
+                            st_counts, st_trail, st_feature, st_side)
+            parted = False  # rows parting from x here: f comes from x below
+            for w in range(n_words):
+                follow[w] = current[w] & ~follow[w]
+                parted |= follow[w] != 0
+            if parted:
+                top = _push(c, follow, n_x + 1, n_z, trail_len, f, FROM_X, top, st_node,
                             st_rows, st_counts, st_trail, st_feature, st_side)
-            if side == 0 and x_follows:  # rows parting from x here: f comes from x below
-                parted = False
-                for w in range(n_words):
-                    follow[w] = current[w] & ~follow[w]
-                    parted |= follow[w] != 0
-                if parted:
-                    top = _push(c, follow, n_x + 1, n_z, trail_len, f, FROM_X, top, st_node,
-                                st_rows, st_counts, st_trail, st_feature, st_side)
     for t in range(trail_len):  # side_of is clean again for the next tree
         side_of[trail[t]] = 0
     return out
-
-
-@njit(cache=True)
-def _walk_capacity(tree_root, child_ptr, child):
-    """Edges on the deepest root-to-leaf walk, and the most children of a node."""
-    n_nodes = len(child_ptr) - 1
-    depth = np.zeros(n_nodes, np.int64)
-    stack = np.empty(n_nodes, np.int64)
-    deepest = 0
-    for root in tree_root:
-        stack[0] = root
-        depth[root] = 0
-        top = 1
-        while top > 0:
-            top -= 1
-            node = stack[top]
-            deepest = max(deepest, depth[node])
-            for ci in range(child_ptr[node], child_ptr[node + 1]):
-                depth[child[ci]] = depth[node] + 1
-                stack[top] = child[ci]
-                top += 1
-    widest = 0
-    for i in range(n_nodes):
-        widest = max(widest, child_ptr[i + 1] - child_ptr[i])
-    return deepest, widest
 
 
 @njit(cache=True)
@@ -986,7 +976,7 @@ def _background_tree(root, n_rows, child_ptr, child, value_ptr, value_index, val
 @njit(parallel=True, cache=True)
 def _walk_rows(X, tree_root, n_background, n_rows, child_ptr, child, feature, edge_ptr,
                edge_lower, edge_upper, missing_branch, missing_mode, value_ptr, value_index,
-               value, edge_rows, deepest, widest, buffers):
+               value, max_depth, max_children, edge_rows, buffers):
     """Blocks of trees in parallel, each walking its trees for every row into
     ``buffers[block]``: the blocks are fixed in number, so the sums do not depend on the
     thread count."""
@@ -995,11 +985,12 @@ def _walk_rows(X, tree_root, n_background, n_rows, child_ptr, child, feature, ed
     n_features = X.shape[1]
     n_words = edge_rows.shape[1]
     n_blocks = buffers.shape[0]
-    capacity = (deepest + 1) * 2 * max(widest, 1) + 2
+    # each state pops one and pushes at most two per child
+    capacity = (max_depth + 1) * 2 * max(max_children, 1) + 2
     per_block = (n_trees + n_blocks - 1) // n_blocks
     for block in prange(n_blocks):
         side_of = np.zeros(n_features, np.int64)
-        trail = np.empty(deepest + 1, np.int64)
+        trail = np.empty(max_depth + 1, np.int64)
         st_node = np.empty(capacity, np.int64)
         st_rows = np.empty((capacity, n_words), np.uint64)
         st_counts = np.empty((capacity, 2), np.int64)
@@ -1019,12 +1010,12 @@ def _walk_rows(X, tree_root, n_background, n_rows, child_ptr, child, feature, ed
 
 @njit(parallel=True, cache=True)
 def _background_sums(tree_root, n_rows, child_ptr, child, value_ptr, value_index, value,
-                     edge_rows, deepest, widest, sums):
+                     max_depth, max_children, edge_rows, sums):
     """sums[block] += the leaf values the background rows reach in the block's trees."""
     n_trees = len(tree_root)
     n_words = edge_rows.shape[1]
     n_blocks = sums.shape[0]
-    capacity = (deepest + 1) * max(widest, 1) + 2
+    capacity = (max_depth + 1) * max(max_children, 1) + 2
     per_block = (n_trees + n_blocks - 1) // n_blocks
     for block in prange(n_blocks):
         st_node = np.empty(capacity, np.int64)
@@ -1056,32 +1047,35 @@ def walk_chunk_rows(n_features, n_background):
 
 @dataclass
 class _PreparedBackground:
-    """What the walk needs of a background, for one ensemble's trees: per chunk of rows
+    """What the walk keeps of a background, for one ensemble's trees: per chunk of rows
     the rows following each edge, and the background's summed leaf values."""
 
     trees: tuple  # weak references to the trees' arrays
     background: np.ndarray
     chunks: list  # (rows in the chunk, edge_rows)
     sums: np.ndarray
-    deepest: int
-    widest: int
 
 
-# The last background prepared: explaining one row at a time against the same background
-# (a served model) then pays for the edges' row sets once, not per call. Hits need the same
-# tree arrays (alive) and an equal background.
-_LAST_PREPARED = [None]
+# The last background each thread prepared: explaining one row at a time against the same
+# background (a served model) then pays for its index, edge rows and leaf sums once, not
+# per call. A hit needs the same tree arrays (alive) and an equal background.
+_PREPARED = threading.local()
+
+
+def forget_background():
+    """Drop this thread's kept background (the next walk prepares it anew)."""
+    _PREPARED.last = None
 
 
 def _prepare_background(background, trees, n_outputs):
-    (tree_root, child_ptr, child, feature, edge_ptr, edge_lower, edge_upper, missing_branch,
-     missing_mode, value_ptr, value_index, value) = trees
-    last = _LAST_PREPARED[0]
-    if (last is not None and all(ref() is a for ref, a in zip(last.trees, trees, strict=True))
+    last = getattr(_PREPARED, "last", None)
+    arrays = trees[:-2]  # the sizes follow from them
+    if (last is not None and all(ref() is a for ref, a in zip(last.trees, arrays, strict=True))
             and last.background.shape == background.shape
             and np.array_equal(last.background, background, equal_nan=True)):
         return last
-    deepest, widest = _walk_capacity(tree_root, child_ptr, child)
+    (tree_root, child_ptr, child, feature, edge_ptr, edge_lower, edge_upper, missing_branch,
+     missing_mode, value_ptr, value_index, value, max_depth, max_children) = trees
     roots = np.zeros(len(feature), np.bool_)
     roots[tree_root] = True
     n_blocks = max(1, min(len(tree_root), PATH_CHUNKS))
@@ -1096,28 +1090,28 @@ def _prepare_background(background, trees, n_outputs):
                        feature, edge_ptr, edge_lower, edge_upper, missing_branch,
                        missing_mode, roots, edge_rows)
         _background_sums(tree_root, chunk.shape[1], child_ptr, child, value_ptr,
-                         value_index, value, edge_rows, deepest, widest, sums)
+                         value_index, value, max_depth, max_children, edge_rows, sums)
         chunks.append((chunk.shape[1], edge_rows))
     prepared = _PreparedBackground(
-        trees=tuple(weakref.ref(a) for a in trees), background=background.copy(),
-        chunks=chunks, sums=sums.sum(axis=0), deepest=int(deepest), widest=int(widest))
-    _LAST_PREPARED[0] = prepared
+        trees=tuple(weakref.ref(a) for a in arrays),
+        background=background.copy(), chunks=chunks, sums=sums.sum(axis=0))
+    _PREPARED.last = prepared
     return prepared
 
 
 def tree_interventional_walk(X, background, tree_root, child_ptr, child, feature, edge_ptr,
                              edge_lower, edge_upper, missing_branch, missing_mode, value_ptr,
-                             value_index, value, out, base):
+                             value_index, value, max_depth, max_children, out, base):
     trees = (tree_root, child_ptr, child, feature, edge_ptr, edge_lower, edge_upper,
-             missing_branch, missing_mode, value_ptr, value_index, value)
+             missing_branch, missing_mode, value_ptr, value_index, value, int(max_depth),
+             int(max_children))
     n_background = background.shape[0]
     prepared = _prepare_background(background, trees, base.shape[0])
     X = np.ascontiguousarray(X, dtype=np.float64)
     n_blocks = max(1, min(len(tree_root), PATH_CHUNKS))
     buffers = np.zeros((n_blocks,) + out.shape)
     for n_rows, edge_rows in prepared.chunks:
-        _walk_rows(X, tree_root, n_background, n_rows, *trees[1:], edge_rows,
-                   prepared.deepest, prepared.widest, buffers)
+        _walk_rows(X, tree_root, n_background, n_rows, *trees[1:], edge_rows, buffers)
     for block in range(n_blocks):
         out += buffers[block]
     base += prepared.sums / n_background

@@ -307,7 +307,7 @@ def edge_followed(values, node, edge_ptr, edge_lower, edge_upper, missing_branch
 
 def tree_interventional_walk(X, background, tree_root, child_ptr, child, feature, edge_ptr,
                              edge_lower, edge_upper, missing_branch, missing_mode, value_ptr,
-                             value_index, value, out, base):
+                             value_index, value, max_depth, max_children, out, base):
     """Interventional TreeSHAP (§8.1.4) by walking the trees, added to ``out``.
 
     The game of a row x and one background row z on a tree: a feature where x and z
@@ -323,7 +323,7 @@ def tree_interventional_walk(X, background, tree_root, child_ptr, child, feature
     ----------
     X : float64 (n_rows, n_features)
     background : float64 (n_background, n_features)
-    tree_root ... value
+    tree_root ... max_children
         The ensemble's trees (``TreeNodes.arrays()``).
     out : float64 (n_rows, n_outputs, n_features)
         The values are added to it.

@@ -112,10 +112,11 @@ class TreeNodes:
     max_children: int
 
     def arrays(self):
-        """The arrays in the order the walking kernels take them."""
+        """The arrays (and sizes) in the order the walking kernels take them."""
         return (self.tree_root, self.child_ptr, self.child, self.feature, self.edge_ptr,
                 self.edge_lower, self.edge_upper, self.missing_branch, self.missing_mode,
-                self.value_ptr, self.value_index, self.value)
+                self.value_ptr, self.value_index, self.value, self.max_depth,
+                self.max_children)
 
 
 def _csr(counts):

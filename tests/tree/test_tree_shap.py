@@ -965,10 +965,11 @@ def test_interventional_walk_matches_the_pattern_tables(case, n_background, monk
     monkeypatch.setattr(_api, "WALK_ROWS", 0)
     tables = tree_shap(ensemble, rows, background=background, backend="numba")
     monkeypatch.setattr(_api, "WALK_ROWS", 4)
+    _tree_numba.forget_background()
     for backend in ("numba", "numpy"):
         _assert_same_values(tree_shap(ensemble, rows, background=background, backend=backend),
                             tables, ensemble, rows)
-    assert _tree_numba._LAST_PREPARED[0] is not None  # the walk ran
+    assert _tree_numba._PREPARED.last is not None  # the walk ran
     if n_background > 64:
         monkeypatch.setattr(_tree_numba, "INDEX_BYTES", 0)
         assert _tree_numba.walk_chunk_rows(ensemble.n_features, n_background) == 64
@@ -984,14 +985,14 @@ def test_interventional_walk_keeps_the_last_background_only_while_it_is_the_same
     X, ensemble = _three_class_ensemble(seed=16, max_iter=4)
     background, rows = X[:30].copy(), X[40:42]
     first = tree_shap(ensemble, rows, background=background, backend="numba")
-    prepared = _tree_numba._LAST_PREPARED[0]
+    prepared = _tree_numba._PREPARED.last
     again = tree_shap(ensemble, rows, background=background.copy(), backend="numba")
-    assert _tree_numba._LAST_PREPARED[0] is prepared
+    assert _tree_numba._PREPARED.last is prepared
     assert np.array_equal(again.values, first.values)
     changed = background.copy()
     changed[3, 2] = 1.0 if np.isnan(changed[3, 2]) else changed[3, 2] + 1.0
     moved = tree_shap(ensemble, rows, background=changed, backend="numba")
-    assert _tree_numba._LAST_PREPARED[0] is not prepared
+    assert _tree_numba._PREPARED.last is not prepared
     _assert_same_values(moved, tree_shap(ensemble, rows, background=changed,
                                          backend="numpy"), ensemble, rows)
     other = read_model(HistGradientBoostingClassifier(max_iter=3, random_state=1).fit(
