@@ -165,8 +165,9 @@ FEW_ROWS = 0.25
 # Fewer rows than this are explained by walking the trees with sets of background rows
 # (tree_interventional_walk): its cost grows with the states a row reaches, the tables'
 # with the paths, whatever the rows. Measured on 100-tree forests of depth 8 and 12 with
-# 100 background rows, one thread (benchmarks/results/tree_cpu.md): the walk is 1.3-2.9x
-# faster at 1 to 3 rows, about even at 5, 1.5-2x slower at 10.
+# 100 background rows, one thread: the walk was 1.3-2.9x faster than the tables at 1 to 3
+# rows, about even at 5, even to 1.4x slower at 10 (benchmarks/results/tree_cpu.md has
+# both against shap).
 WALK_ROWS = 4
 
 
@@ -259,7 +260,10 @@ def tree_shap(model, X, *, background=None, feature_perturbation="auto", interac
     background : array-like (n_background, n_features), optional
         Background rows of the interventional game (§8.1.4). Its pattern tables take
         16 bytes per path and background row; a background beyond ``working_memory``
-        (:func:`skshapley.set_config`) is taken in chunks.
+        (:func:`skshapley.set_config`) is taken in chunks. Fewer than ``WALK_ROWS`` (4)
+        rows walk the trees with sets of background rows instead, and the numba backend
+        keeps the last background's sets of rows per edge for the next call with an
+        equal background (explaining one row at a time).
     feature_perturbation : {"auto", "tree_path_dependent", "interventional"}, default="auto"
         "tree_path_dependent": the cover-weighted conditional expectation of TreeSHAP
         (§8.1.1); "interventional": the marginal game over ``background``. "auto":
