@@ -823,6 +823,15 @@ def _rows_following(node, rows, edge_rows, into):
 
 
 @njit(cache=True, inline="always")
+def _all_rows(n_rows, into):
+    """into = the set of rows 0 .. n_rows - 1 (bit words)."""
+    for w in range(into.shape[0]):
+        left = n_rows - 64 * w
+        into[w] = (~np.uint64(0) if left >= 64
+                   else (np.uint64(1) << np.uint64(max(left, 0))) - np.uint64(1))
+
+
+@njit(cache=True, inline="always")
 def _push(node, rows, n_x, n_z, depth, feature, side, top, st_node, st_rows, st_counts,
           st_trail, st_feature, st_side):
     """Push a state of the walk; returns the new stack size."""
@@ -877,10 +886,7 @@ def _walk_tree(x, root, n_rows, n_background, child_ptr, child, feature, edge_pt
     """Add one tree's interventional values of row x (over the ``n_rows`` background rows
     indexed) to ``out`` (n_outputs, n_features); scratch arrays are the caller's."""
     n_words = st_rows.shape[1]
-    for w in range(n_words):
-        left = n_rows - 64 * w
-        st_rows[0, w] = (~np.uint64(0) if left >= 64
-                         else (np.uint64(1) << np.uint64(max(left, 0))) - np.uint64(1))
+    _all_rows(n_rows, st_rows[0])
     st_node[0] = root
     st_counts[0, 0] = 0
     st_counts[0, 1] = 0
@@ -949,10 +955,7 @@ def _background_tree(root, n_rows, child_ptr, child, value_ptr, value_index, val
     """Add the leaf values the ``n_rows`` background rows reach in one tree to ``out``
     (n_outputs,), walking the tree with sets of rows."""
     n_words = st_rows.shape[1]
-    for w in range(n_words):
-        left = n_rows - 64 * w
-        st_rows[0, w] = (~np.uint64(0) if left >= 64
-                         else (np.uint64(1) << np.uint64(max(left, 0))) - np.uint64(1))
+    _all_rows(n_rows, st_rows[0])
     st_node[0] = root
     top = 1
     while top > 0:
