@@ -746,8 +746,9 @@ tree_interventional_shap.__doc__ = "Numba twin of ``_tree_numpy.tree_interventio
 # The row-set walk of ``_tree_numpy.tree_interventional_walk``: a state is a node, the sides
 # of the features parted so far (``side_of``, restored from a trail when the depth-first
 # walk backs up) and the set of background rows sharing them (bit words). The rows
-# following an edge come from the sorted-run index (``_run_index``) in two binary
-# searches and a few word operations, whatever the number of rows.
+# following each edge are worked out once per background from the sorted-run index
+# (``_run_index``: a binary search or two and a few word operations, whatever the number
+# of rows), so a state's edge test is one AND per word.
 FROM_X = 1
 FROM_Z = 2
 
