@@ -136,21 +136,19 @@ def _tree_nodes(tables, parent, leaves, path_of, feature, lower, upper, missing,
     unions = {int(node) + o: union for t, o in zip(tables, offsets[:-1], strict=True)
               for node, union in (t.intervals or {}).items()}
     n_intervals = np.ones(n_nodes, np.int64)
-    edge_lower, edge_upper = [lower.copy()], [upper.copy()]
+    edge_lower, edge_upper = lower, upper
     if unions:
         nodes = np.fromiter(unions, np.int64)
         n_intervals[nodes] = [len(unions[int(i)]) for i in nodes]
         plain = np.ones(n_nodes, bool)
         plain[nodes] = False
-        bounds = np.zeros((int(n_intervals.sum()), 2))
-        edge_ptr = _csr(n_intervals)
-        bounds[edge_ptr[:-1][plain], 0] = lower[plain]
-        bounds[edge_ptr[:-1][plain], 1] = upper[plain]
+        starts = _csr(n_intervals)[:-1]
+        edge_lower = np.zeros(int(n_intervals.sum()))
+        edge_upper = np.zeros(int(n_intervals.sum()))
+        edge_lower[starts[plain]], edge_upper[starts[plain]] = lower[plain], upper[plain]
         for i in nodes:
-            union = unions[int(i)]
-            if union:
-                bounds[edge_ptr[i]:edge_ptr[i + 1]] = np.asarray(union, np.float64)
-        edge_lower, edge_upper = [bounds[:, 0]], [bounds[:, 1]]
+            for k, (lo, hi) in enumerate(unions[int(i)]):
+                edge_lower[starts[i] + k], edge_upper[starts[i] + k] = lo, hi
     is_leaf = np.zeros(n_nodes, bool)
     is_leaf[leaves] = True
     nonzero = (values != 0) & is_leaf[:, None]
@@ -159,8 +157,8 @@ def _tree_nodes(tables, parent, leaves, path_of, feature, lower, upper, missing,
     return TreeNodes(
         tree_root=offsets[:-1].astype(np.int64), child_ptr=_csr(n_children),
         child=child.astype(np.int64), feature=np.ascontiguousarray(feature, np.int32),
-        edge_ptr=_csr(n_intervals), edge_lower=np.ascontiguousarray(edge_lower[0]),
-        edge_upper=np.ascontiguousarray(edge_upper[0]),
+        edge_ptr=_csr(n_intervals), edge_lower=np.ascontiguousarray(edge_lower, np.float64),
+        edge_upper=np.ascontiguousarray(edge_upper, np.float64),
         missing_branch=np.ascontiguousarray(missing, np.uint8),
         missing_mode=np.ascontiguousarray(mode, np.uint8),
         value_ptr=_csr(nonzero.sum(axis=1)), value_index=cols.astype(np.int32),
