@@ -290,19 +290,26 @@ def tree_interventional_shap(X, patterns, counts, n_distinct, n_background, path
     return out
 
 
-def edge_followed(values, node, edge_ptr, edge_lower, edge_upper, missing_branch,
-                  missing_mode):
-    """bool: which of ``values`` (one feature's values) follow the edge into ``node`` of
-    :class:`~skshapley.tree._ensemble.TreeNodes`."""
-    missing = np.isnan(values)
-    if missing_mode[node] == MISSING_NAN_OR_ZERO:
-        missing = missing | ((values > -LIGHTGBM_ZERO_THRESHOLD)
-                             & (values <= LIGHTGBM_ZERO_THRESHOLD))
-    inside = np.zeros(values.shape, bool)
-    with np.errstate(invalid="ignore"):
-        for k in range(edge_ptr[node], edge_ptr[node + 1]):
-            inside |= (edge_lower[k] <= values) & (values < edge_upper[k])
-    return np.where(missing, missing_branch[node] != 0, inside)
+def edges_followed(X, feature, edge_ptr, edge_lower, edge_upper, missing_branch,
+                   missing_mode):
+    """bool (n_rows, n_nodes): which rows of X follow the edge into each node of
+    :class:`~skshapley.tree._ensemble.TreeNodes` (roots: meaningless). One batched
+    ``elements_satisfied`` over every interval of every edge, OR-ed per edge (the missing
+    rule is the edge's, the same for each of its intervals)."""
+    n_nodes = len(feature)
+    n_intervals = np.diff(edge_ptr)
+    node_of = np.repeat(np.arange(n_nodes), n_intervals)
+    followed = np.zeros((X.shape[0], n_nodes), bool)
+    some = n_intervals > 0
+    if some.any():
+        by_interval = elements_satisfied(X[:, feature[node_of]], edge_lower, edge_upper,
+                                         missing_branch[node_of], missing_mode[node_of])
+        followed[:, some] = np.logical_or.reduceat(by_interval, edge_ptr[:-1][some], axis=1)
+    if not some.all():  # no interval: only a missing value may follow (an empty one)
+        none = ~some
+        followed[:, none] = elements_satisfied(X[:, feature[none]], np.inf, np.inf,
+                                               missing_branch[none], missing_mode[none])
+    return followed
 
 
 def tree_interventional_walk(X, background, tree_root, child_ptr, child, feature, edge_ptr,
@@ -316,8 +323,8 @@ def tree_interventional_walk(X, background, tree_root, child_ptr, child, feature
     s = |A| and n = |A| + |B| > 0 gives i in A +v W(s - 1, n) and i in B -v W(s, n), as
     in ``tree_interventional_shap``. The walk carries the set of background rows that
     share a state (its node and the sides of the features parted so far), so each state
-    is visited once per explained row, not once per background row; its edge tests are
-    vector tests over that set. Values are averaged over the background.
+    is visited once per explained row, not once per background row; which rows follow
+    each edge is worked out once, for all edges. Values are averaged over the background.
 
     Parameters
     ----------
@@ -337,20 +344,20 @@ def tree_interventional_walk(X, background, tree_root, child_ptr, child, feature
     """
     n_background = len(background)
     weights = SHAPLEY_WEIGHTS
-    edge = (edge_ptr, edge_lower, edge_upper, missing_branch, missing_mode)
+    edges = (feature, edge_ptr, edge_lower, edge_upper, missing_branch, missing_mode)
+    followed = edges_followed(background, *edges)  # (n_background, n_nodes)
     everyone = np.ones(n_background, bool)
     for root in tree_root:  # the background's own leaves
         stack = [(root, everyone)]
         while stack:
             node, rows = stack.pop()
-            children = child[child_ptr[node]:child_ptr[node + 1]]
             for k in range(value_ptr[node], value_ptr[node + 1]):
                 base[value_index[k]] += value[k] * rows.sum() / n_background
-            for c in children:
-                follow = rows & edge_followed(background[:, feature[c]], c, *edge)
+            for c in child[child_ptr[node]:child_ptr[node + 1]]:
+                follow = rows & followed[:, c]
                 if follow.any():
                     stack.append((c, follow))
-    for i, x in enumerate(X):
+    for i, x_followed in enumerate(edges_followed(X, *edges)):
         for root in tree_root:
             stack = [(root, everyone, {})]  # sides: feature -> 1 (from x) or -1 (from z)
             while stack:
@@ -369,8 +376,8 @@ def tree_interventional_walk(X, background, tree_root, child_ptr, child, feature
                 for c in children:
                     f = feature[c]
                     side = sides.get(f, 0)
-                    x_follows = edge_followed(x[f:f + 1], c, *edge)[0]
-                    follow = rows & edge_followed(background[:, f], c, *edge)
+                    x_follows = x_followed[c]
+                    follow = rows & followed[:, c]
                     if side > 0:  # the feature comes from x: x's way, every row
                         if x_follows:
                             stack.append((c, rows, sides))
