@@ -41,11 +41,15 @@ _in_category_set = njit(cache=True, inline="always")(category_set_contains)
 
 
 @njit(cache=True, inline="always")
+def _is_missing(x, missing_mode):
+    """NaN, or LightGBM's zero under its "Zero" missing type (§8.6.3)."""
+    return x != x or (missing_mode == MISSING_NAN_OR_ZERO
+                      and -LIGHTGBM_ZERO_THRESHOLD < x <= LIGHTGBM_ZERO_THRESHOLD)
+
+
+@njit(cache=True, inline="always")
 def _satisfied(x, lower, upper, missing_branch, missing_mode):
-    if x != x:  # NaN
-        return missing_branch != 0
-    zero = -LIGHTGBM_ZERO_THRESHOLD < x <= LIGHTGBM_ZERO_THRESHOLD
-    if missing_mode == MISSING_NAN_OR_ZERO and zero:
+    if _is_missing(x, missing_mode):
         return missing_branch != 0
     return lower <= x < upper
 
@@ -423,6 +427,15 @@ def _lowest_bit(word):
 
 
 @njit(cache=True, inline="always")
+def _sorted_run(values, n, lower, upper):
+    """Positions a <= b of the first n (ascending) ``values`` with lower <= v < upper are
+    a:b. A split's side has one infinite bound: no search for it."""
+    a = 0 if lower == -np.inf else _lower_bound(values, n, lower)
+    b = n if upper == np.inf else max(a, _lower_bound(values, n, upper))
+    return a, b
+
+
+@njit(cache=True, inline="always")
 def _indexed_patterns(background_t, sorted_t, prefix, nan_rows, n_valid, start, u, required,
                       feature, lower, upper, missing_branch, missing_mode, alive, bits):
     """Patterns of the background rows that satisfy every ``required`` element, packed
@@ -442,9 +455,7 @@ def _indexed_patterns(background_t, sorted_t, prefix, nan_rows, n_valid, start, 
         if not required & (one << np.uint64(j)) or missing_mode[e] != MISSING_NAN:
             continue
         f = feature[e]
-        n = n_valid[f]  # a split's side has one infinite bound: no search for it
-        lo = 0 if lower[e] == -np.inf else _lower_bound(sorted_t[f], n, lower[e])
-        hi = n if upper[e] == np.inf else max(lo, _lower_bound(sorted_t[f], n, upper[e]))
+        lo, hi = _sorted_run(sorted_t[f], n_valid[f], lower[e], upper[e])
         nan = missing_branch[e] != 0  # NaN rows go the element's way
         any_alive = np.uint64(0)
         for w in range(n_words):
@@ -585,6 +596,11 @@ def _background_patterns(background_t, sorted_t, prefix, nan_rows, n_valid, rows
 INDEX_BYTES = 32 * 2**20
 
 
+def _index_bytes(n_features, n_rows):
+    """Bytes of the prefix row sets of ``_run_index`` for a chunk of n_rows."""
+    return 8 * n_features * (n_rows + 1) * ((n_rows + 63) // 64)
+
+
 def _run_index(background_t):
     """Each column sorted (NaN last), how many numbers it has, and per column the row sets
     (64-bit words) of its first k rows in sorted order and of its NaN rows."""
@@ -610,8 +626,7 @@ def tree_background_patterns(background, path_ptr, feature, lower, upper, missin
     if reached is None:
         reached = np.empty(len(path_ptr) - 1)
     n_features, n_background = background_t.shape
-    index_bytes = 8 * n_features * (n_background + 1) * ((n_background + 63) // 64)
-    if rows is None or len(rows) == 0 or index_bytes > INDEX_BYTES:
+    if rows is None or len(rows) == 0 or _index_bytes(n_features, n_background) > INDEX_BYTES:
         rows = np.empty((0, n_features))
         sorted_t, prefix = np.empty((0, 0)), np.empty((0, 0, 0), np.uint64)
         nan_rows, n_valid = np.empty((0, 0), np.uint64), np.empty(0, np.int64)
@@ -756,8 +771,7 @@ FROM_Z = 2
 @njit(cache=True, inline="always")
 def _edge_follows(x, node, edge_ptr, edge_lower, edge_upper, missing_branch, missing_mode):
     """Whether the number x follows the edge into ``node``."""
-    if x != x or (missing_mode[node] == MISSING_NAN_OR_ZERO
-                  and -LIGHTGBM_ZERO_THRESHOLD < x <= LIGHTGBM_ZERO_THRESHOLD):
+    if _is_missing(x, missing_mode[node]):
         return missing_branch[node] != 0
     for k in range(edge_ptr[node], edge_ptr[node + 1]):
         if edge_lower[k] <= x < edge_upper[k]:
@@ -771,17 +785,12 @@ def _edge_rows(f, node, sorted_t, prefix, nan_rows, n_valid, zero_runs, edge_ptr
     """into = the background rows whose value of feature f follows the edge into
     ``node``."""
     n_words = into.shape[0]
-    n = n_valid[f]
-    values = sorted_t[f]
     for w in range(n_words):
         into[w] = 0
     for k in range(edge_ptr[node], edge_ptr[node + 1]):
-        # most edges have one infinite bound (one side of a threshold): no search for it
-        a = 0 if edge_lower[k] == -np.inf else _lower_bound(values, n, edge_lower[k])
-        b = n if edge_upper[k] == np.inf else _lower_bound(values, n, edge_upper[k])
-        if a < b:
-            for w in range(n_words):
-                into[w] |= prefix[f, b, w] & ~prefix[f, a, w]
+        a, b = _sorted_run(sorted_t[f], n_valid[f], edge_lower[k], edge_upper[k])
+        for w in range(n_words):
+            into[w] |= prefix[f, b, w] & ~prefix[f, a, w]
     missing = missing_branch[node] != 0
     zero_a, zero_b = zero_runs[f, 0], zero_runs[f, 1]
     zero_missing = missing_mode[node] == MISSING_NAN_OR_ZERO and zero_a < zero_b
@@ -1044,7 +1053,7 @@ def walk_chunk_rows(n_features, n_background):
     """Background rows per pass of the walk, so that the sorted-run index of a pass
     stays within ``INDEX_BYTES``; at least 64."""
     rows = n_background
-    while rows > 64 and 8 * n_features * (rows + 1) * ((rows + 63) // 64) > INDEX_BYTES:
+    while rows > 64 and _index_bytes(n_features, rows) > INDEX_BYTES:
         rows = max(64, (rows + 1) // 2)
     return rows
 
