@@ -123,18 +123,16 @@ def _csr(counts):
     return np.r_[0, np.cumsum(counts)].astype(np.int64)
 
 
-def _tree_nodes(tables, parent, leaves, path_of, feature, lower, upper, missing, mode,
-                values):
-    """:class:`TreeNodes` of the concatenated node tables (``parent`` global)."""
+def _tree_nodes(roots, parent, leaves, path_of, feature, lower, upper, missing, mode, values,
+                unions):
+    """:class:`TreeNodes` of the concatenated node tables (``roots``, ``parent`` and the
+    categorical edges' ``unions`` in global node numbers)."""
     n_nodes = len(parent)
-    offsets = np.cumsum([0] + [len(t.parent) for t in tables])
     has_parent = parent >= 0
     child = np.flatnonzero(has_parent)
     child = child[np.argsort(parent[child], kind="stable")]
     n_children = np.bincount(parent[has_parent], minlength=n_nodes)
     # each edge's intervals: its categorical union where it has one, else [lower, upper)
-    unions = {int(node) + o: union for t, o in zip(tables, offsets[:-1], strict=True)
-              for node, union in (t.intervals or {}).items()}
     n_intervals = np.ones(n_nodes, np.int64)
     edge_lower, edge_upper = lower, upper
     if unions:
@@ -155,7 +153,7 @@ def _tree_nodes(tables, parent, leaves, path_of, feature, lower, upper, missing,
     rows, cols = np.nonzero(nonzero)
     depth = np.bincount(path_of, minlength=len(leaves)) if len(path_of) else [0]
     return TreeNodes(
-        tree_root=offsets[:-1].astype(np.int64), child_ptr=_csr(n_children),
+        tree_root=np.asarray(roots, np.int64), child_ptr=_csr(n_children),
         child=child.astype(np.int64), feature=np.ascontiguousarray(feature, np.int32),
         edge_ptr=_csr(n_intervals), edge_lower=np.ascontiguousarray(edge_lower, np.float64),
         edge_upper=np.ascontiguousarray(edge_upper, np.float64),
@@ -322,9 +320,9 @@ def with_columns_renamed(ensemble, column_of, n_features, input_encoder):
                                **{k: np.ascontiguousarray(v) for k, v in columns.items()})
 
 
-def _walk_up(tables):
-    """Concatenate the trees' node tables and list every leaf's edges, leaf first."""
-    offsets = np.cumsum([0] + [len(t.parent) for t in tables])
+def _walk_up(tables, offsets):
+    """Concatenate the trees' node tables (first nodes at ``offsets``) and list every
+    leaf's edges, leaf first."""
     parent = np.concatenate([np.where(t.parent >= 0, t.parent + o, -1)
                              for t, o in zip(tables, offsets[:-1], strict=True)])
     leaves = np.concatenate([np.flatnonzero(t.is_leaf) + o
@@ -458,9 +456,13 @@ def build_ensemble(tables, *, n_features, n_outputs, offset, input_dtype, output
     values_all = np.concatenate([np.asarray(t.leaf_values, np.float64).reshape(len(t.parent), -1)
                                  for t in tables])
 
-    leaves, path_of, node_of, parent = _walk_up(tables)
-    nodes = _tree_nodes(tables, parent, leaves, path_of, feature_all, lower_all, upper_all,
-                        missing_all, mode_all, values_all)
+    offsets = np.cumsum([0] + [len(t.parent) for t in tables])
+    # categorical edges (node -> union of intervals), in global node numbers
+    categorical = {int(node) + o: union for t, o in zip(tables, offsets[:-1], strict=True)
+                   for node, union in (t.intervals or {}).items()}
+    leaves, path_of, node_of, parent = _walk_up(tables, offsets)
+    nodes = _tree_nodes(offsets[:-1], parent, leaves, path_of, feature_all, lower_all,
+                        upper_all, missing_all, mode_all, values_all, categorical)
     with np.errstate(divide="ignore", invalid="ignore"):
         # Zero parent cover (never seen in practice) would give 0/0; treat the edge as
         # never taken by the expectation (z = 0), like XGBoost's clamped child weight.
@@ -503,10 +505,6 @@ def build_ensemble(tables, *, n_features, n_outputs, offset, input_dtype, output
     element_path = path_sorted[starts] if len(starts) else path_sorted
     feature = feat_sorted[starts] if len(starts) else feat_sorted
 
-    categorical = {node + o: union
-                   for t, o in zip(tables, np.cumsum([0] + [len(t.parent) for t in tables]),
-                                   strict=False)
-                   for node, union in (t.intervals or {}).items()}
     if categorical:
         (element_path, feature, lower, upper, missing, mode, z,
          leaf_values) = _split_categorical(
@@ -520,11 +518,9 @@ def build_ensemble(tables, *, n_features, n_outputs, offset, input_dtype, output
     keep_element = keep[element_path]
     element_path = new_id[element_path[keep_element]]
     n_paths = int(keep.sum())
-    path_ptr = np.zeros(n_paths + 1, np.int64)
-    np.add.at(path_ptr, element_path + 1, 1)
-    path_ptr = np.cumsum(path_ptr)
+    path_ptr = _csr(np.bincount(element_path, minlength=n_paths))
     kept_values, kept_nonzero = leaf_values[keep], nonzero[keep]
-    out_ptr = np.r_[0, np.cumsum(kept_nonzero.sum(axis=1))].astype(np.int64)
+    out_ptr = _csr(kept_nonzero.sum(axis=1))
     rows, cols = np.nonzero(kept_nonzero)
     return TreeEnsemble(
         path_ptr=path_ptr,
