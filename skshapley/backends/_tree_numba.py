@@ -857,10 +857,12 @@ def _push(node, rows, n_x, n_z, depth, feature, side, top, st_node, st_rows, st_
 
 
 @njit(cache=True, inline="always")
-def _leaf_values(node, rows, n_x, n_z, new_feature, new_side, trail, trail_len, side_of,
-                 n_background, value_ptr, value_index, value, out):
-    """Add what a leaf reached by the background rows ``rows`` gives the features parted
-    on the way (the trail's, and ``new_feature`` if not -1) to ``out``."""
+def _leaf_values(node, rows, n_x, n_z, level, n_background, value_ptr, value_index, value,
+                 sums):
+    """Add what a leaf reached by the background rows ``rows`` gives each feature parted
+    on the way, if it came from x (``sums[level, 0]``) or from z (``sums[level, 1]``): the
+    features' shares are settled when the walk backs up past them (``_close_level``), so
+    a leaf costs the same at any depth."""
     n = n_x + n_z
     if n == 0:  # nothing parted: the rows agree with x all the way
         return
@@ -873,28 +875,38 @@ def _leaf_values(node, rows, n_x, n_z, new_feature, new_side, trail, trail_len, 
     minus = weights[n_x, n] * share if n_z > 0 else 0.0
     for k in range(value_ptr[node], value_ptr[node + 1]):
         g = value_index[k]
-        up = value[k] * plus
-        down = value[k] * minus
-        for t in range(trail_len):
-            f = trail[t]
-            if side_of[f] == FROM_X:
-                out[g, f] += up
-            else:
-                out[g, f] -= down
-        if new_feature >= 0:
-            if new_side == FROM_X:
-                out[g, new_feature] += up
-            else:
-                out[g, new_feature] -= down
+        sums[level, 0, g] += value[k] * plus
+        sums[level, 1, g] += value[k] * minus
+
+
+@njit(cache=True, inline="always")
+def _close_level(level, trail, side_of, sums, out):
+    """The walk backs up past the feature parted at trail ``level`` (1-based): every leaf
+    below it has been reached, so it takes its share (+ the from-x sum if it came from x,
+    - the from-z sum if from z), and the sums pass up to the level above, whose feature
+    was parted on the way to the same leaves."""
+    f = trail[level - 1]
+    from_x = side_of[f] == FROM_X
+    for g in range(sums.shape[2]):
+        if from_x:
+            out[g, f] += sums[level, 0, g]
+        else:
+            out[g, f] -= sums[level, 1, g]
+        sums[level - 1, 0, g] += sums[level, 0, g]
+        sums[level - 1, 1, g] += sums[level, 1, g]
+        sums[level, 0, g] = 0.0
+        sums[level, 1, g] = 0.0
+    side_of[f] = 0
 
 
 @njit(cache=True)
 def _walk_tree(x, root, n_rows, n_background, child_ptr, child, feature, edge_ptr,
                edge_lower, edge_upper, missing_branch, missing_mode, value_ptr, value_index,
-               value, edge_rows, side_of, trail, st_node, st_rows, st_counts, st_trail,
+               value, edge_rows, side_of, trail, sums, st_node, st_rows, st_counts, st_trail,
                st_feature, st_side, current, follow, out):
     """Add one tree's interventional values of row x (over the ``n_rows`` background rows
-    indexed) to ``out`` (n_outputs, n_features); scratch arrays are the caller's."""
+    indexed) to ``out`` (n_outputs, n_features); scratch arrays are the caller's (``sums``
+    zero on entry, and again on return)."""
     n_words = st_rows.shape[1]
     _all_rows(n_rows, st_rows[0])
     st_node[0] = root
@@ -908,20 +920,20 @@ def _walk_tree(x, root, n_rows, n_background, child_ptr, child, feature, edge_pt
         top -= 1
         node = st_node[top]
         while trail_len > st_trail[top]:  # back up to the state's depth
+            _close_level(trail_len, trail, side_of, sums, out)
             trail_len -= 1
-            side_of[trail[trail_len]] = 0
         if st_feature[top] >= 0:  # the feature this state parted on
             side_of[st_feature[top]] = st_side[top]
             trail[trail_len] = st_feature[top]
             trail_len += 1
         n_x, n_z = st_counts[top, 0], st_counts[top, 1]
-        for w in range(n_words):
-            current[w] = st_rows[top, w]
         c0, c1 = child_ptr[node], child_ptr[node + 1]
         if c0 == c1:
-            _leaf_values(node, current, n_x, n_z, -1, 0, trail, trail_len, side_of,
-                         n_background, value_ptr, value_index, value, out)
+            _leaf_values(node, st_rows[top], n_x, n_z, trail_len, n_background, value_ptr,
+                         value_index, value, sums)
             continue
+        for w in range(n_words):
+            current[w] = st_rows[top, w]
         f = feature[child[c0]]
         side = side_of[f]
         for ci in range(c0, c1):
@@ -954,8 +966,12 @@ def _walk_tree(x, root, n_rows, n_background, child_ptr, child, feature, edge_pt
             if parted:
                 top = _push(c, follow, n_x + 1, n_z, trail_len, f, FROM_X, top, st_node,
                             st_rows, st_counts, st_trail, st_feature, st_side)
-    for t in range(trail_len):  # side_of is clean again for the next tree
-        side_of[trail[t]] = 0
+    while trail_len > 0:  # settle the rest; side_of and sums are clean for the next tree
+        _close_level(trail_len, trail, side_of, sums, out)
+        trail_len -= 1
+    for g in range(sums.shape[2]):
+        sums[0, 0, g] = 0.0  # the rows that parted nowhere give nothing
+        sums[0, 1, g] = 0.0
     return out
 
 
@@ -998,12 +1014,14 @@ def _walk_rows(X, tree_root, n_background, n_rows, child_ptr, child, feature, ed
     n_features = X.shape[1]
     n_words = edge_rows.shape[1]
     n_blocks = buffers.shape[0]
+    n_outputs = buffers.shape[2]
     # each state pops one and pushes at most two per child
     capacity = (max_depth + 1) * 2 * max(max_children, 1) + 2
     per_block = (n_trees + n_blocks - 1) // n_blocks
     for block in prange(n_blocks):
         side_of = np.zeros(n_features, np.int64)
         trail = np.empty(max_depth + 1, np.int64)
+        sums = np.zeros((max_depth + 2, 2, n_outputs))
         st_node = np.empty(capacity, np.int64)
         st_rows = np.empty((capacity, n_words), np.uint64)
         st_counts = np.empty((capacity, 2), np.int64)
@@ -1017,7 +1035,7 @@ def _walk_rows(X, tree_root, n_background, n_rows, child_ptr, child, feature, ed
                 _walk_tree(X[i], tree_root[t], n_rows, n_background, child_ptr, child,
                            feature, edge_ptr, edge_lower, edge_upper, missing_branch,
                            missing_mode, value_ptr, value_index, value, edge_rows, side_of,
-                           trail, st_node, st_rows, st_counts, st_trail, st_feature,
+                           trail, sums, st_node, st_rows, st_counts, st_trail, st_feature,
                            st_side, current, follow, buffers[block, i])
 
 
