@@ -29,7 +29,7 @@ from itertools import combinations
 from math import comb
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg import LinAlgError, cho_solve, cholesky, solve_triangular
 
 from skshapley.approximators._coalitions import minimum_design_budget, paired_design
 from skshapley.approximators._common import as_matrix, scalar_or_array, squeeze_outputs
@@ -67,51 +67,100 @@ def term_readout(n_players, terms, share):
 def odd_character_features(first, terms):
     """chi_T(S) = prod_{i in T} (+1 if i in S else -1), for the one side S of each pair."""
     signs = np.where(first, 1.0, -1.0)
-    return np.column_stack([np.prod(signs[:, list(t)], axis=1) for t in terms])
+    features = np.empty((first.shape[0], len(terms)))
+    sizes = np.array([len(t) for t in terms])
+    for size in np.unique(sizes):  # the terms of one size at once
+        columns = np.flatnonzero(sizes == size)
+        members = np.array([terms[c] for c in columns], dtype=np.int64).reshape(-1, size)
+        features[:, columns] = np.prod(signs[:, members], axis=2)
+    return features
 
 
-def _triple_scores(signs, triples, weighted, scale, n_rows):
-    scores = np.empty(len(triples))
-    chunk = max(1, 2**22 // max(n_rows, 1))
-    for start in range(0, len(triples), chunk):
-        t = triples[start : start + chunk]
-        chars = signs[:, t[:, 0]] * signs[:, t[:, 1]] * signs[:, t[:, 2]]  # (n, c)
-        scores[start : start + chunk] = ((chars.T @ weighted / scale) ** 2).sum(axis=1)
-    return scores
+# Third-order characters of a design are kept whole up to this many entries (32 MB),
+# else built in chunks whenever they are scored.
+KEPT_CHARACTERS = 2**22
+
+
+class _TripleCharacters:
+    """The third-order characters chi_T of some pairs' first sides, for every triple T
+    (in ``combinations`` order)."""
+
+    def __init__(self, signs, triples, full=None):
+        self.signs, self.triples, self.full = signs, triples, full
+        if full is None and signs.shape[0] * len(triples) <= KEPT_CHARACTERS:
+            self.full = self.columns(np.arange(len(triples)))
+
+    @classmethod
+    def of(cls, first):
+        d = first.shape[1]
+        triples = np.array(list(combinations(range(d), 3)), dtype=np.int64).reshape(-1, 3)
+        return cls(np.where(first, 1.0, -1.0), triples)
+
+    def rows(self, mask):
+        """The same characters for the pairs in ``mask``."""
+        full = None if self.full is None else self.full[mask]
+        return _TripleCharacters(self.signs[mask], self.triples, full)
+
+    def columns(self, index):
+        if self.full is not None:
+            return self.full[:, index]
+        t = self.triples[index]
+        return self.signs[:, t[:, 0]] * self.signs[:, t[:, 1]] * self.signs[:, t[:, 2]]
+
+    def correlations(self, weighted):
+        """chi_T' weighted for every triple T."""
+        if self.full is not None:
+            return self.full.T @ weighted
+        out = np.empty(len(self.triples))
+        chunk = max(1, KEPT_CHARACTERS // max(self.signs.shape[0], 1))
+        for start in range(0, len(self.triples), chunk):
+            index = np.arange(start, min(start + chunk, len(self.triples)))
+            out[index] = self.columns(index).T @ weighted
+        return out
 
 
 SCREEN_ROUNDS = 8
 
 
-def _third_order_screen(first, weights, residuals, n_keep, rounds=SCREEN_ROUNDS):
-    """Rank ``n_keep`` triples by forward selection in ``rounds`` blocks: each block takes
-    the characters most correlated (weighted, summed over outputs) with what the triples
-    chosen so far leave of the first-order residuals. Re-fitting between blocks stops
+def _third_order_screen(characters, weights, residuals, n_keep, rounds=SCREEN_ROUNDS):
+    """Rank ``n_keep`` triples for one output by forward selection in ``rounds`` blocks:
+    each block takes the characters most correlated (weighted) with what the triples
+    chosen so far leave of the first-order ``residuals``. Re-fitting between blocks stops
     correlated copies of one interaction from crowding out the others (measured on
     breast_cancer, 30 players, 50 evaluations per player: 8 rounds give 8x lower MSE
-    than a single screen, 4 rounds 6x, 16 no better than 8)."""
-    d = first.shape[1]
-    signs = np.where(first, 1.0, -1.0)
-    triples = np.array(list(combinations(range(d), 3)), dtype=np.int64)
-    root = np.sqrt(weights)[:, None]
-    chosen, left = [], residuals
+    than a single screen, 4 rounds 6x, 16 no better than 8). Returns indices into
+    ``characters.triples``."""
+    n = residuals.shape[0]
+    chosen = np.empty(0, dtype=np.int64)
+    features = np.empty((n, 0))
+    factor = np.empty((0, 0))  # Cholesky factor of the chosen characters' normal matrix
+    rhs = np.empty(0)
+    # A tiny ridge: screening needs the residuals, not exact coefficients. Every character
+    # is +-1, so each diagonal entry of the normal matrix is sum(weights).
+    ridge = 1e-9 * weights.sum()
+    left = residuals
     per_round = max(1, -(-n_keep // rounds))
     while len(chosen) < n_keep:
-        weighted = left * weights[:, None]
-        scale = np.sqrt((left**2 * weights[:, None]).sum(axis=0)) + 1e-300
-        scores = _triple_scores(signs, triples, weighted, scale, first.shape[0])
+        scores = characters.correlations(left * weights) ** 2
         scores[chosen] = -np.inf
         take = np.argsort(-scores, kind="stable")[: min(per_round, n_keep - len(chosen))]
-        chosen.extend(int(j) for j in take)
-        features = odd_character_features(first, [tuple(triples[j]) for j in chosen])
-        scaled = features * root
-        # Normal equations with a tiny ridge: screening needs the residuals, not exact
-        # coefficients, and Cholesky is ~10x faster than an SVD least squares here.
-        hessian = scaled.T @ scaled
-        hessian[np.diag_indices_from(hessian)] += 1e-9 * np.trace(hessian) / len(chosen)
-        coefficients = cho_solve(cho_factor(hessian, lower=True), scaled.T @ (residuals * root))
-        left = residuals - features @ coefficients
-    return [tuple(int(i) for i in triples[j]) for j in chosen]
+        new = characters.columns(take)
+        weighted = new * weights[:, None]
+        block = new.T @ weighted
+        block[np.diag_indices_from(block)] += ridge
+        # The factor grows by a block row: the chosen characters' factor is unchanged.
+        coupling = solve_triangular(factor, features.T @ weighted, lower=True,
+                                    check_finite=False)
+        corner = cholesky(block - coupling.T @ coupling, lower=True, check_finite=False)
+        m, b = len(chosen), len(take)
+        grown = np.zeros((m + b, m + b))
+        grown[:m, :m], grown[m:, :m], grown[m:, m:] = factor, coupling.T, corner
+        factor = grown
+        rhs = np.concatenate([rhs, weighted.T @ residuals])
+        features = np.hstack([features, new])
+        chosen = np.concatenate([chosen, take])
+        left = residuals - features @ cho_solve((factor, True), rhs, check_finite=False)
+    return chosen
 
 
 # -- the estimator ---------------------------------------------------------------------
@@ -219,7 +268,7 @@ def regression_shapley(game, budget: int, *, method: str = "kernel", order: int 
     sampled = design.blocks >= 0
     covariance = stratified_covariance(influence[sampled], design.blocks[sampled],
                                        design.stratum_sizes)
-    covariance *= scale
+    covariance *= scale[:, None, None]
     std_errors = np.sqrt(np.clip(np.diagonal(covariance, axis1=1, axis2=2), 0, None)).T
     n_draws = design.n_sampled_pairs
     inflation = small_sample_inflation(n_draws, quantile_level) if n_draws else 1.0
@@ -260,9 +309,10 @@ def fit_design(method, design, values, empty, delta, *, order=2, max_terms=None,
     influence : float64 (n_pairs, d, k)
         Each pair's contribution to the sandwich variance.
     terms : list of tuple
-        The surrogate's terms.
-    variance_scale : float
-        Factor for the sandwich covariance: residuals of a fit with p free odd
+        The surrogate's terms ("surrogate": the first-order ones; each output's
+        third-order terms are its own, see ``_fit_surrogate``).
+    variance_scale : float64 (k,)
+        Factor for each output's sandwich covariance: residuals of a fit with p free odd
         coefficients on n pairs are shrunk by about (n - p) / n (HC1 undoes it); when
         the surrogate's terms were chosen from the same data they are shrunk further,
         so it is at least the ratio of the cross-validated to the in-sample residual
@@ -271,35 +321,65 @@ def fit_design(method, design, values, empty, delta, *, order=2, max_terms=None,
     d = design.first.shape[1]
     pairs = design.n_pairs
     side, other = values[:pairs], values[pairs:]
+    k = values.shape[1]
 
     if method == "kadd":
         terms = moebius_terms(d, min(order, d - 1))
-        coalitions = design.coalitions
-        features = moebius_features(coalitions, terms)
-        cv_loss = None
+        features = moebius_features(design.coalitions, terms)
         readout = term_readout(d, terms, lambda size: 1.0 / size)
         phi, _, influence = constrained_wls(
             features, design.weights, np.concatenate([side, other]) - empty,
             np.ones(len(terms)), delta, readout)
         influence = influence[:pairs] + influence[pairs:]  # one block per pair
-    else:
-        differences = side - other  # twice the odd part at each pair's first side
-        terms, cv_loss = [(j,) for j in range(d)], None
-        if method == "surrogate" and d >= 3:
-            triples, cv_loss = _select_third_order(design, differences, delta, d,
-                                                   max_terms, rng)
-            terms = terms + triples
+        # Only odd terms matter: pairing makes the even ones orthogonal to phi.
+        free = sum(len(t) % 2 for t in terms) - 1
+        return phi, influence, terms, np.full(k, _hc1(pairs, free))
+    differences = side - other  # twice the odd part at each pair's first side
+    terms = [(j,) for j in range(d)]
+    if method == "surrogate" and d >= 3:
+        phi, influence, scale = _fit_surrogate(design, differences, delta, d, max_terms,
+                                               rng)
+        return phi, influence, terms, scale
+    features = odd_character_features(design.first, terms)
+    phi, _, influence = _odd_fit(features, design, differences, delta, terms, d)
+    return phi, influence, terms, np.full(k, _hc1(pairs, d - 1))
+
+
+def _hc1(n_pairs, free):
+    """HC1's factor n / (n - p) for p free coefficients fitted on n pairs."""
+    return n_pairs / max(n_pairs - free, 1)
+
+
+def _fit_surrogate(design, differences, delta, d, max_terms, rng):
+    """The surrogate's fit, each output with the third-order terms chosen for it alone
+    (``_select_third_order``): stacked games, such as the rows an explainer evaluates
+    together, then give every output the values it would get on its own. Outputs that
+    chose the same terms are fitted together. Returns phi, influence, variance scale."""
+    n_pairs, k = differences.shape
+    # One split into folds for every output, so an output's choice does not depend on
+    # its position among the others.
+    folds = rng.permutation(n_pairs) % CV_FOLDS
+    chosen = _select_third_order(design, differences, delta, d, max_terms, folds)
+    phi = np.empty((d, k))
+    influence = np.empty((n_pairs, d, k))
+    scale = np.empty(k)
+    groups = {}
+    for j, (triples, _) in enumerate(chosen):
+        groups.setdefault(tuple(triples), []).append(j)
+    for triples, outputs in groups.items():
+        terms = [(i,) for i in range(d)] + list(triples)
         features = odd_character_features(design.first, terms)
-        phi, beta, influence = _odd_fit(features, design, differences, delta, terms, d)
-        if cv_loss is not None:
-            fitted = 2.0 * features @ beta
-            rss = np.sum(design.pair_weights[:, None] * (differences - fitted) ** 2)
-    # Only odd terms matter: pairing makes the even ones of "kadd" orthogonal to phi.
-    free = sum(len(t) % 2 for t in terms) - 1
-    scale = design.n_pairs / max(design.n_pairs - free, 1)
-    if method != "kadd" and cv_loss is not None and rss > 0:
-        scale = max(scale, cv_loss / rss)
-    return phi, influence, terms, scale
+        phi[:, outputs], beta, influence[:, :, outputs] = _odd_fit(
+            features, design, differences[:, outputs], delta[outputs], terms, d)
+        free = sum(len(t) % 2 for t in terms) - 1
+        residuals = differences[:, outputs] - 2.0 * features @ beta
+        rss = np.sum(design.pair_weights[:, None] * residuals**2, axis=0)
+        for j, output_rss in zip(outputs, rss, strict=True):
+            cv_loss = chosen[j][1]
+            scale[j] = _hc1(n_pairs, free)
+            if cv_loss is not None and output_rss > 0:
+                scale[j] = max(scale[j], cv_loss / output_rss)
+    return phi, influence, scale
 
 
 def _first_order_residuals(first, weights, differences, delta, d):
@@ -322,52 +402,102 @@ CV_FOLDS = 3
 MAX_SURROGATE_TERMS = 600
 
 
-def _select_third_order(design, differences, delta, d, max_terms, rng):
-    """Third-order characters for the surrogate: screened by their correlation with the
-    first-order residuals, their number chosen by cross-validation over the pairs
-    (including none, which is paired KernelSHAP), so the surrogate only grows where it
-    predicts held-out pair differences better. Returns the triples and the chosen
-    candidate's cross-validated residual sum of squares (None without CV)."""
-    n_pairs = design.n_pairs
+def _select_third_order(design, differences, delta, d, max_terms, folds):
+    """Third-order characters for each output of the surrogate: screened by their
+    correlation with the first-order residuals, their number chosen by cross-validation
+    over the pairs (``folds``: each pair's fold), including none, which is paired
+    KernelSHAP, so the surrogate only grows where it predicts held-out pair differences
+    better. Returns, per output, the triples and the chosen candidate's cross-validated
+    residual sum of squares (None without CV)."""
+    n_pairs, k = differences.shape
     # Up to every triple while a few pairs remain for the residuals; CV picks the size.
     ceiling = max_terms if max_terms is not None else MAX_SURROGATE_TERMS
     # The largest candidate must still be identified on a training fold.
     n_train = n_pairs * (CV_FOLDS - 1) // CV_FOLDS
     ceiling = min(int(ceiling), comb(d, 3), max(0, n_train - d - 4))
     if ceiling <= 0:
-        return [], None
+        return [([], None)] * k
     if max_terms is not None:
         candidates = [ceiling]
     else:
-        candidates = sorted({0, *(max(1, ceiling // 2**k) for k in range(4))})
+        candidates = sorted({0, *(max(1, ceiling // 2**j) for j in range(4))})
     first, weights = design.first, design.pair_weights
+    characters = _TripleCharacters.of(first)
     if len(candidates) > 1:
-        folds = rng.permutation(n_pairs) % CV_FOLDS
-        losses = np.zeros(len(candidates))
+        losses = np.zeros((k, len(candidates)))
         for fold in range(CV_FOLDS):
             train, test = folds != fold, folds == fold
+            # the first-order fit is the same for every output: all at once
             residuals = _first_order_residuals(first[train], weights[train],
                                                differences[train], delta, d)
-            ranked = _third_order_screen(first[train], weights[train], residuals,
-                                         max(candidates))
-            for c, n_terms in enumerate(candidates):
-                terms = [(j,) for j in range(d)] + ranked[:n_terms]
-                features = odd_character_features(first[train], terms)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", BudgetWarning)
-                    _, beta, _ = _odd_fit(features, _Design(first[train], weights[train]),
-                                          differences[train], delta, terms, d,
-                                          influence=False)
-                predicted = 2.0 * odd_character_features(first[test], terms) @ beta
-                losses[c] += np.sum(weights[test, None] * (differences[test] - predicted) ** 2)
-        best_index = int(np.argmin(losses))
-        best, cv_loss = candidates[best_index], float(losses[best_index])
+            fitted, held_out = characters.rows(train), characters.rows(test)
+            for j in range(k):
+                ranked = _third_order_screen(fitted, weights[train], residuals[:, j],
+                                             max(candidates))
+                losses[j] += _candidate_losses(
+                    fitted, held_out, ranked, candidates, weights[train],
+                    differences[train, j], weights[test], differences[test, j], delta[j])
+        best_index = np.argmin(losses, axis=1)
+        cv_losses = losses[np.arange(k), best_index]
     else:
-        best, cv_loss = candidates[0], None
-    if best == 0:
-        return [], cv_loss
+        best_index, cv_losses = np.zeros(k, dtype=np.int64), [None] * k
     residuals = _first_order_residuals(first, weights, differences, delta, d)
-    return _third_order_screen(first, weights, residuals, best), cv_loss
+    chosen = []
+    for j in range(k):
+        best = candidates[best_index[j]]
+        loss = None if cv_losses[j] is None else float(cv_losses[j])
+        if best == 0:
+            chosen.append(([], loss))
+            continue
+        ranked = _third_order_screen(characters, weights, residuals[:, j], best)
+        chosen.append(([tuple(int(i) for i in t) for t in characters.triples[ranked]], loss))
+    return chosen
+
+
+def _candidate_losses(fitted, held_out, ranked, candidates, weights, differences,
+                      test_weights, test_differences, delta):
+    """Held-out weighted squared error of the surrogate with the first ``m`` ranked
+    triples, for each ``m`` in ``candidates``, fitted on one fold's training pairs.
+
+    The candidates' terms are prefixes of one list, so one Cholesky factor L of the
+    largest normal matrix H serves them all: H's leading blocks are factored by L's.
+    With the constraint a'beta = delta (efficiency), beta = H^-1 (b - lambda a) where
+    lambda = (a'H^-1 b - delta) / (a'H^-1 a); the forward solves u = L^-1 b and
+    v = L^-1 a of the largest candidate contain every prefix's."""
+    d = fitted.signs.shape[1]
+    largest = max(candidates)
+    features = 2.0 * np.hstack([fitted.signs, fitted.columns(ranked[:largest])])
+    test_features = 2.0 * np.hstack([held_out.signs, held_out.columns(ranked[:largest])])
+    weighted = features * weights[:, None]
+    losses = np.empty(len(candidates))
+    try:
+        factor = cholesky(features.T @ weighted, lower=True, check_finite=False)
+        u = solve_triangular(factor, weighted.T @ differences, lower=True, check_finite=False)
+        v = solve_triangular(factor, np.full(features.shape[1], 2.0), lower=True,
+                             check_finite=False)
+        for c, m in enumerate(candidates):
+            p = d + m
+            multiplier = (v[:p] @ u[:p] - delta) / (v[:p] @ v[:p])
+            beta = solve_triangular(factor[:p, :p], u[:p] - multiplier * v[:p], lower=True,
+                                    trans="T", check_finite=False)
+            predicted = test_features[:, :p] @ beta
+            losses[c] = np.sum(test_weights * (test_differences - predicted) ** 2)
+        if np.all(np.isfinite(losses)):
+            return losses
+    except LinAlgError:
+        pass
+    # A (numerically) singular system: each candidate's minimum-norm fit instead.
+    terms = [(i,) for i in range(d)] + [tuple(t) for t in fitted.triples[ranked[:largest]]]
+    for c, m in enumerate(candidates):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", BudgetWarning)
+            _, beta, _ = constrained_wls(features[:, :d + m], weights, differences[:, None],
+                                         np.full(d + m, 2.0), np.array([delta]),
+                                         term_readout(d, terms[:d + m], lambda size: 2.0 / size),
+                                         influence=False)
+        predicted = test_features[:, :d + m] @ beta[:, 0]
+        losses[c] = np.sum(test_weights * (test_differences - predicted) ** 2)
+    return losses
 
 
 def _odd_fit(features, design, differences, delta, terms, d, influence=True):

@@ -80,6 +80,23 @@ def test_permutation_is_reproducible_for_any_n_jobs_and_row_order(diabetes, fore
     assert (serial.n_evaluations == 2 + 9 * 2 * (198 // 18)).all()
 
 
+@pytest.mark.parametrize("method", ["surrogate", "kernel"])
+def test_regression_values_do_not_depend_on_n_jobs_or_the_rows_explained_with(
+        diabetes, forest, method):
+    # Rows share one coalition design and one model call, but each row's fit is its own:
+    # the surrogate chooses its third-order terms row by row (they were chosen for the
+    # whole chunk, so a row's values moved by 1e-2 with the rows beside it).
+    X, _ = diabetes
+    kwargs = dict(prefit=True, method=method, max_evals=200, background=20, random_state=5)
+    serial = ShapleyExplainer(forest, **kwargs).fit(X.values).explain(X.values[:20])
+    parallel = ShapleyExplainer(forest, n_jobs=2, **kwargs).fit(X.values).explain(X.values[:20])
+    alone = ShapleyExplainer(forest, **kwargs).fit(X.values).explain(X.values[17:20])
+    for other, rows in ((parallel, slice(None)), (alone, slice(17, 20))):
+        np.testing.assert_allclose(other.values, serial.values[rows], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(other.std_errors, serial.std_errors[rows], rtol=1e-10,
+                                   atol=1e-12)
+
+
 def test_sampler_instance_restarts_for_every_row(diabetes, forest):
     from skshapley.permutations import MonteCarlo
 
