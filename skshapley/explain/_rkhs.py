@@ -26,7 +26,8 @@ from skshapley.games._rkhs import (
     subset_table_fits,
 )
 from skshapley.utils import as_generator, chunk_rows
-from skshapley.utils._sklearn_compat import validate_data
+from skshapley.utils._sklearn_compat import check_feature_names_in, validate_data
+from skshapley.utils._state import restored_on_failure
 
 MEDIAN_SAMPLE = 1000  # rows used by the median heuristic
 
@@ -51,6 +52,16 @@ def median_length_scales(X, rng):
             warnings.warn(f"feature {j} is constant; its length scale is 1.0.",
                           SkshapleyWarning, stacklevel=3)
     return scales
+
+
+def _is_str(value, option):
+    return isinstance(value, str) and value == option
+
+
+def _is_positive_finite(value):
+    """A real number in (0, inf); bools are not numbers here."""
+    return (isinstance(value, Real) and not isinstance(value, (bool, np.bool_))
+            and bool(np.isfinite(value)) and value > 0)
 
 
 def shapley_weights(n_players):
@@ -188,12 +199,10 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
                              f"{list(VALUES)}; got {self.value!r}.")
         if self.kernel == "linear" and self.value == "observational":
             raise ValueError("kernel='linear' supports only value='interventional'.")
-        if not (self.alpha == "mll" or (isinstance(self.alpha, Real)
-                                        and not isinstance(self.alpha, bool)
-                                        and self.alpha > 0)):
-            raise ValueError(f"The 'alpha' parameter of RKHSShapRegressor must be a positive "
-                             f"number or 'mll'; got {self.alpha!r}.")
-        if self.alpha == "mll" and not (isinstance(self.length_scale, str)
+        if not (_is_str(self.alpha, "mll") or _is_positive_finite(self.alpha)):
+            raise ValueError(f"The 'alpha' parameter of RKHSShapRegressor must be a finite "
+                             f"positive number or 'mll'; got {self.alpha!r}.")
+        if _is_str(self.alpha, "mll") and not (isinstance(self.length_scale, str)
                                         and self.length_scale == "mll"):
             raise ValueError("alpha='mll' requires length_scale='mll'.")
         penalty = self.shapley_penalty
@@ -202,10 +211,13 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
             raise ValueError(f"The 'shapley_penalty' parameter of RKHSShapRegressor must be "
                              f"a number >= 0; got {penalty!r}.")
         eta = self.cme_regularization
-        if not (isinstance(eta, str) and eta == "cv") and (
-                isinstance(eta, bool) or not isinstance(eta, Real) or not eta > 0):
+        if not (_is_str(eta, "cv") or _is_positive_finite(eta)):
             raise ValueError(f"The 'cme_regularization' parameter of RKHSShapRegressor must "
-                             f"be a positive number or 'cv'; got {eta!r}.")
+                             f"be a finite positive number or 'cv'; got {eta!r}.")
+        if not isinstance(self.fit_intercept, (bool, np.bool_)):
+            # a string such as "no" is truthy: it would silently mean True
+            raise ValueError(f"The 'fit_intercept' parameter of RKHSShapRegressor must be "
+                             f"True or False; got {self.fit_intercept!r}.")
         if isinstance(self.max_evals, bool) or not isinstance(self.max_evals, Integral) \
                 or self.max_evals < 2:
             raise ValueError(f"The 'max_evals' parameter of RKHSShapRegressor must be an "
@@ -258,20 +270,24 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
     def _length_scales(self, X, y, rng):
         d = X.shape[1]
         spec = self.length_scale
+        rule = (f"The 'length_scale' parameter of RKHSShapRegressor must be a finite positive "
+                f"number, {d} of them, 'median' or 'mll'; got {spec!r}.")
         if isinstance(spec, str):
             if spec == "median":
                 return median_length_scales(X, rng), None
             if spec == "mll":
                 return self._mll(X, y, rng)
-            raise ValueError(f"The 'length_scale' parameter of RKHSShapRegressor must be a "
-                             f"positive number, an array of {d}, 'median' or 'mll'; got "
-                             f"{spec!r}.")
-        scales = np.asarray(spec, dtype=np.float64)
+            raise ValueError(rule)
+        try:
+            scales = np.asarray(spec, dtype=np.float64)
+        except (TypeError, ValueError) as err:  # e.g. [1, "a", 2]
+            raise ValueError(rule) from err
         if scales.ndim == 0:
+            if isinstance(spec, (bool, np.bool_)):
+                raise ValueError(rule)
             scales = np.full(d, float(scales))
-        if scales.shape != (d,) or not np.all(scales > 0):
-            raise ValueError(f"The 'length_scale' parameter of RKHSShapRegressor must be a "
-                             f"positive number or {d} positive numbers; got {spec!r}.")
+        if scales.shape != (d,) or not np.all(np.isfinite(scales) & (scales > 0)):
+            raise ValueError(rule)
         return scales, None
 
     def _mll(self, X, y, rng):
@@ -293,10 +309,19 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
     def fit(self, X, y):
         """Fit the (regularised) kernel ridge model.
 
+        A failed fit leaves the estimator as it was (a fitted model stays fitted on its
+        old data).
+
         Returns
         -------
         self
         """
+        # validate_data sets n_features_in_ (and feature_names_in_) before the later
+        # checks (penalized_features, length_scale) can fail
+        with restored_on_failure(self):
+            return self._fit(X, y)
+
+    def _fit(self, X, y):
         self._check_params()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         n, d = X.shape
@@ -487,12 +512,22 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
         return self.shapley_values(X)
 
     def get_feature_names_out(self, input_features=None):
+        """``"shapley_<feature>"`` per feature.
+
+        Parameters
+        ----------
+        input_features : array-like of str, optional
+            Checked as in scikit-learn: it must equal ``feature_names_in_`` when that is
+            defined, else have ``n_features_in_`` entries; None means ``feature_names_in_``
+            or ``x0, x1, ...``.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str
+        """
         check_is_fitted(self)
-        names = getattr(self, "feature_names_in_", None)
-        if input_features is None:
-            input_features = names if names is not None else \
-                [f"x{j}" for j in range(self.n_features_in_)]
-        return np.array([f"shapley_{name}" for name in input_features], dtype=object)
+        names = check_feature_names_in(self, input_features)
+        return np.array([f"shapley_{name}" for name in names], dtype=object)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -201,11 +201,46 @@ def test_pipeline_and_grid_search(data):
     ({"kernel": "linear", "value": "observational"}, "only value='interventional'"),
     ({"length_scale": -1.0}, "'length_scale' parameter"),
     ({"alpha": "mll"}, "requires length_scale='mll'"),
+    # non-finite numbers, a string among the scales and a truthy string used to reach
+    # scipy ("array must not contain infs"), numpy, or pass as True
+    ({"alpha": np.inf}, r"'alpha' parameter .*finite .*got inf"),
+    ({"cme_regularization": np.inf, "value": "observational"},
+     r"'cme_regularization' parameter .*finite .*got inf"),
+    ({"length_scale": [1, "a", 2, 1]}, r"'length_scale' parameter .*got \[1, 'a', 2, 1\]"),
+    ({"length_scale": np.inf}, r"'length_scale' parameter .*finite .*got inf"),
+    ({"fit_intercept": "no"}, r"'fit_intercept' parameter .*True or False; got 'no'"),
 ])
 def test_bad_parameters_are_named(data, params, match):
     X, y = data
     with pytest.raises(ValueError, match=match):
         RKHSShapRegressor(**params).fit(X, y)
+
+
+def test_failed_fit_leaves_the_fitted_model_as_it_was(data):
+    X, y = data
+    model = RKHSShapRegressor(alpha=0.1).fit(X, y)
+    before = model.predict(X[:3])
+    model.set_params(shapley_penalty=1.0, penalized_features=["nope"])
+    with pytest.raises(ValueError, match="unknown feature 'nope'"):
+        model.fit(X[:, :3], y)  # validate_data had already recorded 3 features
+    assert model.n_features_in_ == 4
+    np.testing.assert_array_equal(model.predict(X[:3]), before)
+
+
+def test_feature_names_out_checks_input_features(data):
+    import pandas as pd
+
+    X, y = data
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    model = RKHSShapRegressor().fit(frame, y)
+    assert model.get_feature_names_out(["a", "b", "c", "d"]).tolist() == [
+        f"shapley_{c}" for c in "abcd"]
+    with pytest.raises(ValueError, match="input_features is not equal to feature_names_in_"):
+        model.get_feature_names_out(["w", "x", "y", "z"])
+    unnamed = RKHSShapRegressor().fit(X, y)
+    assert unnamed.get_feature_names_out().tolist() == [f"shapley_x{j}" for j in range(4)]
+    with pytest.raises(ValueError, match="input_features should have length equal to"):
+        unnamed.get_feature_names_out(["q"])
 
 
 def test_nan_is_rejected(data):
