@@ -53,14 +53,27 @@ def _score(scorer, estimator, X, y, scoring):
 
 
 def _fit_and_score(estimator, scorer, scoring, X_train, y_train, X_valid, y_valid, mask,
-                   empty_estimator):
+                   empty_estimator, fit_params):
     """The value of one coalition; runs inside a joblib worker."""
     columns = np.flatnonzero(mask)
     if columns.size == 0:
-        # No column to learn from: the constant prediction (its score is v(∅), §4.7).
-        model = clone(empty_estimator).fit(X_train, y_train)
+        # No column to learn from: the constant prediction (its score is v(∅), §4.7),
+        # weighted like the refits.
+        weights = {name: value for name, value in fit_params.items() if name == "sample_weight"}
+        model = clone(empty_estimator).fit(X_train, y_train, **weights)
         return _score(scorer, model, X_valid, y_valid, scoring)
-    model = clone(estimator).fit(_take_columns(X_train, columns), y_train)
+    try:
+        model = clone(estimator).fit(_take_columns(X_train, columns), y_train, **fit_params)
+    except ValueError as err:
+        names = (X_train.columns[columns].tolist() if hasattr(X_train, "columns")
+                 else columns.tolist())
+        raise ValueError(
+            f"the refit game fits the estimator on subsets of the columns, and "
+            f"{type(estimator).__name__} could not be fitted on the columns {names} alone "
+            f"({err}). The estimator must accept any subset of the columns (e.g. a "
+            "ColumnTransformer that selects columns by dtype with make_column_selector, not "
+            "by name); TopKShapleySelector's importance='performance' or 'mean_abs_shap' "
+            "fit it once on all columns instead.") from err
     return _score(scorer, model, _take_columns(X_valid, columns), y_valid, scoring)
 
 
@@ -90,6 +103,9 @@ class RefitGame(Game):
     n_jobs : int, optional
         Parallel fits per call (joblib; None means 1).
     cache : bool, default=True
+    fit_params : dict, optional
+        Passed to every refit's ``fit`` (per-row values must be those of the training
+        rows); a ``sample_weight`` also weights the constant model of v(∅).
 
     Examples
     --------
@@ -105,7 +121,7 @@ class RefitGame(Game):
     """
 
     def __init__(self, estimator, X_train, y_train, X_valid, y_valid, *, scoring=None,
-                 n_jobs=None, cache=True):
+                 n_jobs=None, cache=True, fit_params=None):
         n_features = np.shape(X_train)[1] if np.ndim(X_train) == 2 else 0
         if n_features < 1 or np.ndim(X_valid) != 2 or np.shape(X_valid)[1] != n_features:
             raise ValueError(
@@ -118,6 +134,7 @@ class RefitGame(Game):
         self.X_valid, self.y_valid = X_valid, y_valid
         self.scoring = scoring
         self.n_jobs = n_jobs
+        self.fit_params = {} if fit_params is None else dict(fit_params)
         self.scorer = _checked_scorer(estimator, scoring)
         self.empty_estimator = (DummyClassifier(strategy="prior") if is_classifier(estimator)
                                 else DummyRegressor(strategy="mean"))
@@ -126,7 +143,7 @@ class RefitGame(Game):
         tasks = (
             delayed(_fit_and_score)(self.estimator, self.scorer, self.scoring, self.X_train,
                                     self.y_train, self.X_valid, self.y_valid, mask,
-                                    self.empty_estimator)
+                                    self.empty_estimator, self.fit_params)
             for mask in coalitions
         )
         if self.n_jobs in (None, 1) or coalitions.shape[0] == 1:

@@ -48,6 +48,27 @@ def _rows(X, index):
     return X.iloc[index] if hasattr(X, "iloc") else X[index]
 
 
+def _is_per_row(value, n_samples):
+    """Whether a fit param has one entry per sample (as sklearn's ``_check_method_params``
+    decides: array-like of length n_samples)."""
+    if isinstance(value, (str, bytes, dict)):
+        return False
+    shape = getattr(value, "shape", None)
+    if shape is not None:  # arrays, sparse matrices, Series and DataFrames
+        return len(shape) > 0 and shape[0] == n_samples
+    return hasattr(value, "__len__") and len(value) == n_samples
+
+
+def _fit_params_of_rows(fit_params, n_samples, index):
+    """The fit params of the rows ``index``: per-row values (e.g. ``sample_weight``) are
+    indexed like X, anything else passes as it is."""
+    return {
+        name: _rows(value if hasattr(value, "shape") else np.asarray(value), index)
+        if _is_per_row(value, n_samples) else value
+        for name, value in fit_params.items()
+    }
+
+
 def _fit_on_frame(estimator, codec, X, y, **fit_params):
     """``estimator.fit``; on a DataFrame with non-numeric columns (``codec``), a failure
     says which columns the estimator has to take."""
@@ -151,10 +172,11 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
         "mean_abs_shap").
     validation_size : float, default=0.25
         Fraction of the rows held out to score on (stratified for classifiers when every
-        class has two rows).
+        class has two rows); ``ceil(validation_size * n_samples)`` rows, which must leave
+        at least 2 rows in each split.
     prefit : bool, default=False
-        ``estimator`` is already fitted ("performance" and "mean_abs_shap" only); all of
-        X is then used for validation.
+        ``estimator`` is already fitted ("performance" and "mean_abs_shap" only; an
+        unfitted one raises ``NotFittedError``); all of X is then used for validation.
     n_jobs : int, optional
         Parallel refits per batch (joblib); results do not depend on it.
     random_state : None, int or RandomState
@@ -280,7 +302,13 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
             their codes, as ``ShapleyExplainer`` does.
         y : array-like (n_samples,)
         **fit_params
-            Passed to the estimator's ``fit`` ("performance" and "mean_abs_shap").
+            Passed to every ``fit`` of the estimator: the fit on the training split and,
+            for "refit", each refit on a subset of the columns (``sample_weight`` also
+            weights the constant model of v(∅)). Per-row values (array-likes of length
+            n_samples, e.g. ``sample_weight``) are indexed with the training rows, as in
+            scikit-learn's cross-validation. ``ValueError`` where none can be used: with
+            ``prefit=True`` (no fit) and where LinearRegression or Ridge run LS-SPA
+            (its own least squares; wrap them in a Pipeline to refit with fit params).
 
         Returns
         -------
@@ -318,11 +346,23 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
                 "prefit=True needs importance='performance' or 'mean_abs_shap'; "
                 "importance='refit' refits clones of the estimator on column subsets."
             )
+        if self.prefit:
+            check_is_fitted(self.estimator, msg=(
+                "prefit=True needs a fitted 'estimator', but this %(name)s instance is not "
+                "fitted yet; fit it first, or set prefit=False to fit it on a training "
+                "split."))
+            if fit_params:
+                raise ValueError(
+                    f"fit params {sorted(fit_params)} are not used with prefit=True: the "
+                    "'estimator' is already fitted and is not fitted again; fit it with "
+                    "them yourself, or set prefit=False.")
         if n_samples < _MIN_SAMPLES and not self.prefit:
             raise ValueError(
                 f"{type(self).__name__} holds out a validation split and needs at least "
                 f"{_MIN_SAMPLES} samples; got n_samples={n_samples}."
             )
+        if not self.prefit:
+            self._check_validation_size(n_samples)
         max_evals = (default_max_evals(n_features) if self.max_evals == "auto"
                      else int(self.max_evals))
         method = "exact" if self.method == "exact" or max_evals >= 2**n_features \
@@ -350,6 +390,8 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
             train, valid = self._split(np.arange(n_samples), y_model, split_seed)
         X_train, X_valid = _rows(X_model, train), _rows(X_model, valid)
         y_train, y_valid = y_model[train], y_model[valid]
+        # every fit is on the training rows, so per-row fit params (sample_weight) are too
+        fit_params = _fit_params_of_rows(fit_params, n_samples, train)
 
         self.k_ = k
         self.max_evals_ = max_evals
@@ -359,13 +401,23 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
                 estimator = _fit_on_frame(estimator, codec, X_train, y_train, **fit_params)
             self._fit_mean_abs_shap(estimator, X_train, X_valid, sampling_seed)
         elif codec is None and _lsspa_applies(estimator, self.importance, self.scoring):
+            if fit_params:
+                raise ValueError(
+                    f"fit params {sorted(fit_params)} cannot be used with "
+                    f"importance='refit' and {type(estimator).__name__}: its Shapley values "
+                    "come from LS-SPA's own least squares, not from fits of the estimator. "
+                    "Wrap it in a Pipeline to refit it on column subsets with them (e.g. "
+                    "make_pipeline(Ridge()) with ridge__sample_weight), or use "
+                    "importance='performance' or 'mean_abs_shap'.")
             self.estimator_ = estimator.fit(X_train, y_train)
             self._fit_lsspa(estimator, X_train, y_train, X_valid, y_valid, sampling_seed)
         else:
             if self.importance == "refit":
-                self.estimator_ = _fit_on_frame(clone(estimator), codec, X_train, y_train)
+                self.estimator_ = _fit_on_frame(clone(estimator), codec, X_train, y_train,
+                                                **fit_params)
                 game = RefitGame(estimator, X_train, y_train, X_valid, y_valid,
-                                 scoring=self.scoring, n_jobs=self.n_jobs)
+                                 scoring=self.scoring, n_jobs=self.n_jobs,
+                                 fit_params=fit_params)
             else:
                 self.estimator_ = (estimator if self.prefit
                                    else _fit_on_frame(estimator, codec, X_train, y_train,
@@ -394,6 +446,25 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
                 )
             return int(self.k)
         return max(1, int(np.floor(self.k * n_features)))
+
+    def _check_validation_size(self, n_samples):
+        # train_test_split holds out ceil(validation_size * n_samples) rows; a score needs
+        # two of them (R² is undefined on one row), and the model two to train on.
+        n_valid = int(np.ceil(self.validation_size * n_samples))
+        if n_valid < 2:
+            raise ValueError(
+                f"validation_size={self.validation_size} holds out {n_valid} of "
+                f"n_samples={n_samples} rows, but the validation score needs at least 2 "
+                f"validation rows; increase validation_size to at least "
+                f"{2 / n_samples:.3g}.")
+        if n_samples - n_valid < 2:
+            # floored, so that the suggested value itself leaves two training rows
+            largest = np.floor((n_samples - 2) / n_samples * 1e4) / 1e4
+            raise ValueError(
+                f"validation_size={self.validation_size} holds out {n_valid} of "
+                f"n_samples={n_samples} rows and leaves {n_samples - n_valid} to train on, "
+                f"but at least 2 training rows are needed; decrease validation_size to at "
+                f"most {largest:g}.")
 
     def _split(self, index, y, seed):
         """(train, valid) row indices: stratified for a classifier when every class has

@@ -280,3 +280,93 @@ def test_text_frame_errors():
                                              r"whose columns \['district', 'colour', "
                                              r"'kind'\] are not numbers"):
             TopKShapleySelector(LinearRegression(), k=2, importance=importance).fit(frame, y)
+
+
+class _RecordingTree(DecisionTreeRegressor):
+    """Appends (n_columns, sample_weight, y) of every fit to the list ``record``."""
+
+    def fit(self, X, y, sample_weight=None, record=None):
+        record.append((np.shape(X)[1], np.asarray(sample_weight), np.asarray(y)))
+        return super().fit(X, y, sample_weight=sample_weight)
+
+
+@pytest.mark.parametrize("importance", ["refit", "performance", "mean_abs_shap"])
+def test_per_row_fit_params_follow_the_training_rows(rng, importance):
+    X = rng.normal(size=(80, 3))
+    y = X[:, 0] + 0.5 * X[:, 1]
+    weights = np.arange(1.0, 81.0)  # weight i + 1 belongs to row i
+    record = []
+    TopKShapleySelector(_RecordingTree(max_depth=2, random_state=0), k=1,
+                        importance=importance, background=10, random_state=0).fit(
+        X, y, sample_weight=weights, record=record)
+    # one fit on the training split, plus the 7 nonempty coalitions of 3 columns (exact)
+    # for refit; every fit gets the 60 training rows' own weights, and `record` (not one
+    # value per row) is passed as it is
+    expected = [1, 1, 1, 2, 2, 2, 3, 3] if importance == "refit" else [3]
+    assert sorted(n_columns for n_columns, _, _ in record) == expected
+    for _, seen_weights, seen_y in record:
+        assert seen_weights.shape == (60,)
+        np.testing.assert_array_equal(y[seen_weights.astype(int) - 1], seen_y)
+
+
+def test_fit_params_that_cannot_be_used_raise(linear_data):
+    X, y = linear_data
+    weights = np.ones(len(y))
+    with pytest.raises(ValueError, match=r"fit params \['sample_weight'\] cannot be used "
+                                         r"with importance='refit' and Ridge: .*LS-SPA"):
+        TopKShapleySelector(Ridge(), k=2).fit(X, y, sample_weight=weights)
+    with pytest.raises(ValueError, match=r"not used with prefit=True"):
+        TopKShapleySelector(Ridge().fit(X, y), k=2, importance="performance",
+                            prefit=True).fit(X, y, sample_weight=weights)
+
+
+@pytest.mark.parametrize("importance", ["performance", "mean_abs_shap"])
+def test_prefit_with_an_unfitted_estimator_is_not_fitted_error(linear_data, importance):
+    from sklearn.exceptions import NotFittedError
+
+    X, y = linear_data
+    with pytest.raises(NotFittedError, match="prefit=True needs a fitted 'estimator'.* "
+                                             "DecisionTreeRegressor instance is not fitted"):
+        TopKShapleySelector(DecisionTreeRegressor(), k=1, importance=importance,
+                            prefit=True).fit(X, y)
+
+
+@pytest.mark.parametrize(("validation_size", "match"), [
+    (0.01, r"validation_size=0.01 holds out 1 of n_samples=80 rows.* at least 2 validation "
+           r"rows; increase validation_size to at least 0.025"),
+    (0.99, r"validation_size=0.99 holds out 80 of n_samples=80 rows and leaves 0 to train "
+           r"on.* decrease validation_size to at most 0.975"),
+])
+def test_validation_size_that_leaves_a_split_too_small(rng, validation_size, match):
+    X = rng.normal(size=(80, 3))
+    y = X[:, 0] + 0.5 * X[:, 1]
+    model = DecisionTreeRegressor(max_depth=2, random_state=0)
+    with pytest.raises(ValueError, match=match):
+        TopKShapleySelector(model, k=1, validation_size=validation_size).fit(X, y)
+    # the suggested bounds themselves work: 2 validation rows, and 2 training rows
+    for size in (0.025, 0.975):
+        selector = TopKShapleySelector(model, k=1, importance="performance",
+                                       validation_size=size, random_state=0).fit(X, y)
+        assert np.isfinite(selector.shapley_values_).all()
+
+
+def test_refit_with_columns_selected_by_name_says_refits_drop_columns(rng):
+    from sklearn.compose import make_column_transformer
+    from sklearn.preprocessing import OneHotEncoder
+
+    frame = pd.DataFrame({"a": rng.normal(size=40), "b": rng.normal(size=40),
+                          "s": rng.choice(["x", "y"], 40)})
+    y = 2 * frame["a"].to_numpy() + (frame["s"] == "x").to_numpy()
+    by_name = make_pipeline(make_column_transformer(
+        (OneHotEncoder(handle_unknown="ignore"), ["s"]), remainder="passthrough"), Ridge())
+    with pytest.raises(ValueError, match=r"the refit game fits the estimator on subsets "
+                                         r"of the columns, and Pipeline could not be fitted "
+                                         r"on the columns \[.*\] alone .*any subset.*"
+                                         r"importance='performance' or 'mean_abs_shap'") as err:
+        TopKShapleySelector(by_name, k=1, max_evals=8, random_state=0).fit(frame, y)
+    assert isinstance(err.value.__cause__, ValueError)
+    assert "not columns of the dataframe" in str(err.value.__cause__)
+    # the other importances fit it once on all columns
+    selector = TopKShapleySelector(by_name, k=1, importance="performance", max_evals=8,
+                                   random_state=0).fit(frame, y)
+    assert selector.get_feature_names_out().tolist() == ["a"]
