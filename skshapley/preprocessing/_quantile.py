@@ -13,6 +13,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy import stats
+from sklearn import get_config
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -95,7 +96,8 @@ class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
     Notes
     -----
     NaN is ignored in fitting and passed through ``transform`` as NaN; infinite values
-    raise ``ValueError``.
+    raise ``ValueError``. A feature with no finite value at fit has no CDF: ``transform``
+    and ``inverse_transform`` return NaN for it, as sklearn's ``QuantileTransformer``.
 
     Examples
     --------
@@ -157,9 +159,7 @@ class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
     def _new_sketches(self, d):
         bounds = None
         if self.bounds is not None:
-            bounds = np.asarray(self.bounds, dtype=np.float64).reshape(-1, 2)
-            if bounds.shape[0] != d:
-                raise ValueError(f"bounds has {bounds.shape[0]} rows but X has {d} features.")
+            bounds = _check_bounds(self.bounds, d)
         # the raw sketch always exists: it holds the exact tables, which must not pass
         # through arcsinh and back (round-off would break exactness)
         raw = MomentSketch(self.n_moments, d, exact_threshold=self.exact_threshold,
@@ -173,10 +173,7 @@ class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
     def _ingest(self, X, sample_weight, state):
         raw, asinh, n_rows = state
         if sample_weight is not None:
-            sample_weight = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
-            if sample_weight.shape[0] != X.shape[0]:
-                raise ValueError(f"sample_weight has {sample_weight.shape[0]} entries but X "
-                                 f"has {X.shape[0]} rows.")
+            sample_weight = _check_sample_weight(sample_weight, X.shape[0])
             if not np.all(np.isfinite(sample_weight)) or np.any(sample_weight < 0):
                 raise ValueError("sample_weight must be finite and non-negative.")
             if sample_weight.size and not np.any(sample_weight > 0):
@@ -206,19 +203,24 @@ class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
 
     def partial_fit(self, X, y=None, sample_weight=None):
         """Add a batch of rows; equals ``fit`` on the concatenation to round-off."""
-        first = not hasattr(self, "sketch_")
-        if first:
+        # every call, not only the first (sklearn's _fit_context skips fitted partial_fit
+        # calls): set_params may have changed a parameter since, and transform uses it
+        if not get_config()["skip_parameter_validation"]:
             self._validate_params()
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan",
-                          reset=first)
-        self._check_settings()
-        if first:
-            state = (*self._new_sketches(X.shape[1]), 0)
-        else:
-            state = (self.sketch_.copy(),
-                     None if self.sketch_arcsinh_ is None else self.sketch_arcsinh_.copy(),
-                     self.n_rows_seen_)
-        self._set_state(self._ingest(X, sample_weight, state))
+        first = not hasattr(self, "sketch_")
+        # validate_data sets n_features_in_ and feature_names_in_ before later checks can
+        # fail; a failed call must leave neither behind
+        with restored_on_failure(self):
+            X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan",
+                              reset=first)
+            self._check_settings()
+            if first:
+                state = (*self._new_sketches(X.shape[1]), 0)
+            else:
+                state = (self.sketch_.copy(),
+                         None if self.sketch_arcsinh_ is None else self.sketch_arcsinh_.copy(),
+                         self.n_rows_seen_)
+            self._set_state(self._ingest(X, sample_weight, state))
         return self
 
     def merge(self, other):
@@ -235,6 +237,18 @@ class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
         if self.n_features_in_ != other.n_features_in_:
             raise ValueError(f"cannot merge: n_features_in_={self.n_features_in_} here but "
                              f"{other.n_features_in_} in other.")
+        # the sketches are merged column by column, so the columns must be the same
+        # features in the same order (sklearn's rule for feature names at transform)
+        names = getattr(self, "feature_names_in_", None)
+        other_names = getattr(other, "feature_names_in_", None)
+        if (names is None) != (other_names is None) or (
+                names is not None and not np.array_equal(names, other_names)):
+            def show(value):
+                return "none (fitted without feature names)" if value is None else \
+                    repr(list(value))
+            raise ValueError(f"cannot merge: feature_names_in_={show(names)} here but "
+                             f"{show(other_names)} in other; fit both on the same columns "
+                             "in the same order.")
         raw = self.sketch_.copy().merge(other.sketch_)
         asinh = None if self.sketch_arcsinh_ is None else \
             self.sketch_arcsinh_.copy().merge(other.sketch_arcsinh_)
@@ -401,8 +415,9 @@ class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
                     col = stats.norm.cdf(col)
         with np.errstate(invalid="ignore"):
             if normal:
-                lower_idx = col - BOUNDS_THRESHOLD < lower_x
-                upper_idx = col + BOUNDS_THRESHOLD > upper_x
+                threshold = BOUNDS_THRESHOLD * _bound_scale(lower_x, upper_x)
+                lower_idx = col - threshold < lower_x
+                upper_idx = col + threshold > upper_x
             else:
                 lower_idx = col == lower_x
                 upper_idx = col == upper_x
@@ -451,10 +466,14 @@ class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
             kernels.interp_columns(sub, np.ascontiguousarray(quantiles[:, cols].T),
                                    references, out)
             if self.output_distribution == "normal":
+                lower_x, upper_x = quantiles[0, cols], quantiles[-1, cols]
+                threshold = BOUNDS_THRESHOLD * _bound_scale(lower_x, upper_x)
                 with np.errstate(invalid="ignore", divide="ignore"):
-                    # sklearn's bound rule for normal output, then its ppf and clip
-                    out[sub - BOUNDS_THRESHOLD < quantiles[0, cols]] = 0.0
-                    out[sub + BOUNDS_THRESHOLD > quantiles[-1, cols]] = 1.0
+                    # sklearn's bound rule for normal output (upper first, so the lower
+                    # bound wins where both hold, as in _transform_col), then its ppf
+                    # and clip
+                    out[sub + threshold > upper_x] = 1.0
+                    out[sub - threshold < lower_x] = 0.0
                     out = stats.norm.ppf(out)
                     clip_min = stats.norm.ppf(BOUNDS_THRESHOLD - np.spacing(1))
                     clip_max = stats.norm.ppf(1 - (BOUNDS_THRESHOLD - np.spacing(1)))
@@ -462,6 +481,7 @@ class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
             X[:, cols] = out
         for j in np.nonzero(~fast)[0]:
             if np.isnan(quantiles[0, j]):
+                X[:, j] = np.nan  # no finite value at fit: no CDF (sklearn gives NaN too)
                 continue
             X[:, j] = self._transform_col(X[:, j], quantiles[:, j], references, inverse=False)
         return X
@@ -508,6 +528,7 @@ class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
         X = self._check_input(X)
         for j in range(X.shape[1]):
             if np.isnan(solved["quantiles_"][0, j]):
+                X[:, j] = np.nan  # as transform: no quantile function to invert
                 continue
             X[:, j] = self._transform_col(X[:, j], solved["quantiles_"][:, j],
                                           solved["references_"], inverse=True)
@@ -533,6 +554,58 @@ class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
         tags.input_tags.allow_nan = True
         tags.requires_fit = True
         return tags
+
+
+def _bound_scale(lower_x, upper_x):
+    """Scale of sklearn's absolute ``BOUNDS_THRESHOLD`` for columns tabulated on
+    ``[lower_x, upper_x]``.
+
+    sklearn maps a value within 1e-7 of the lowest (highest) quantile to the lowest
+    (highest) reference before the normal ppf. An absolute 1e-7 swallows a whole column
+    whose range is below it (``rng.normal(size=n) * 1e-9`` became a constant). Below a
+    range of 1 the threshold therefore shrinks with the range, so such a column
+    transforms like its rescaling to range 1. Ranges of 1 or more keep sklearn's
+    absolute threshold (and its results), and so does a constant column (range 0), whose
+    value still maps to the lowest reference.
+    """
+    span = np.asarray(upper_x, dtype=np.float64) - np.asarray(lower_x, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        return np.where((span > 0) & (span < 1), span, 1.0)
+
+
+def _check_sample_weight(sample_weight, n_rows):
+    """Per-row weights as a float64 vector: a scalar is broadcast, as in sklearn."""
+    try:
+        weights = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"sample_weight must be numeric (a scalar or one weight per row); "
+                         f"got {np.asarray(sample_weight).dtype} values.") from err
+    if weights.ndim == 0:
+        return np.full(n_rows, float(weights))
+    if weights.ndim != 1:
+        raise ValueError(f"sample_weight must be 1D array or scalar; got a {weights.ndim}D "
+                         f"array of shape {weights.shape}. Pass one weight per row of X "
+                         f"({n_rows} rows).")
+    if weights.shape[0] != n_rows:
+        raise ValueError(f"sample_weight has {weights.shape[0]} entries but X has {n_rows} "
+                         "rows.")
+    return weights
+
+
+def _check_bounds(bounds, n_features):
+    """``bounds`` as a float64 array of shape (n_features, 2)."""
+    try:
+        array = np.asarray(bounds, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"bounds must be numeric (low, high) pairs, one per feature; got "
+                         f"bounds={bounds!r}.") from err
+    if array.ndim == 1 and array.shape[0] == 2:
+        array = array.reshape(1, 2)  # one (low, high) pair
+    if array.ndim != 2 or array.shape[1] != 2 or array.shape[0] != n_features:
+        raise ValueError(f"bounds must have shape ({n_features}, 2), one (low, high) pair "
+                         f"per feature of X; got bounds={np.asarray(bounds).tolist()!r} of "
+                         f"shape {array.shape}.")
+    return array
 
 
 # ------------------------------------------------------------------ dask

@@ -252,3 +252,90 @@ def test_quantiles_inverted_cdf_reads_the_exact_table(rng):
     np.testing.assert_array_equal(mqt.quantiles(p, "inverted_cdf")[:, 0],
                                   np.quantile(X[:, 0], p, method="inverted_cdf"))
     np.testing.assert_array_equal(mqt.quantiles(p)[:, 0], np.quantile(X[:, 0], p))
+
+
+def test_merge_rejects_other_feature_names(rng):
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"small": rng.normal(0, 1, 300), "big": rng.normal(1000, 1, 300)})
+    left = MomentQuantileTransformer().fit(df[["small", "big"]])
+    before = pickle.dumps(left.sketch_)
+    # merged column by column, the reordered frame would mix "small" with "big"
+    with pytest.raises(ValueError, match=r"feature_names_in_=\['small', 'big'\] here but "
+                                         r"\['big', 'small'\] in other"):
+        left.merge(MomentQuantileTransformer().fit(df[["big", "small"]]))
+    with pytest.raises(ValueError, match="none \\(fitted without feature names\\) in other"):
+        left.merge(MomentQuantileTransformer().fit(df.to_numpy()))
+    assert pickle.dumps(left.sketch_) == before and left.n_rows_seen_ == 300
+    assert left.merge(MomentQuantileTransformer().fit(df)).n_rows_seen_ == 600
+
+
+def test_sample_weight_must_be_one_weight_per_row(rng):
+    X = rng.normal(size=(300, 2))
+    w = np.zeros((150, 2))
+    w[:, 0] = 1.0  # reshape(-1) used to pass it as 300 weights, every other row dropped
+    with pytest.raises(ValueError, match=r"sample_weight must be 1D array or scalar; got "
+                                         r"a 2D array of shape \(150, 2\)"):
+        MomentQuantileTransformer().fit(X, sample_weight=w)
+    with pytest.raises(ValueError, match="sample_weight must be numeric"):
+        MomentQuantileTransformer().fit(X, sample_weight=["a"] * 300)
+    # a scalar is one weight for every row, as in sklearn's _check_sample_weight
+    doubled = MomentQuantileTransformer().fit(X, sample_weight=2.0)
+    np.testing.assert_array_equal(doubled.n_samples_seen_, [600.0, 600.0])
+
+
+def test_partial_fit_validates_params_on_every_call(rng):
+    pd = pytest.importorskip("pandas")
+    X = rng.normal(size=(300, 2))
+    mqt = MomentQuantileTransformer().partial_fit(X)
+    before = pickle.dumps(mqt.sketch_)
+    mqt.set_params(output_distribution="gaussian")
+    with pytest.raises(ValueError, match="'output_distribution' parameter"):
+        mqt.partial_fit(X)
+    assert pickle.dumps(mqt.sketch_) == before
+    # a failed first call leaves no fitted attribute behind (validate_data sets two)
+    fresh = MomentQuantileTransformer()
+    with pytest.raises(ValueError, match="sample_weight must be finite"):
+        fresh.partial_fit(pd.DataFrame(X, columns=["p", "q"]), sample_weight=-np.ones(300))
+    assert not [name for name in vars(fresh) if name.endswith("_")]
+
+
+@pytest.mark.filterwarnings("ignore:All-NaN slice:RuntimeWarning")  # sklearn's fit
+def test_all_nan_feature_transforms_to_nan(rng):
+    X = np.column_stack([np.full(200, np.nan), rng.normal(size=200)])
+    Z = np.array([[1234.5, 0.0], [-7.0, 0.0]])
+    for output in ("uniform", "normal"):
+        mqt = MomentQuantileTransformer(output_distribution=output).fit(X)
+        ref = QuantileTransformer(n_quantiles=200, output_distribution=output).fit(X)
+        # sklearn: NaN quantiles give NaN (it used to pass 1234.5 through as "uniform")
+        np.testing.assert_array_equal(mqt.transform(Z)[:, 0], ref.transform(Z)[:, 0])
+        assert np.isnan(mqt.transform(Z)[:, 0]).all()
+        assert np.isnan(mqt.inverse_transform([[0.5, 0.5]])[:, 0]).all()
+
+
+def test_bounds_of_wrong_shape_name_bounds(rng):
+    X = rng.uniform(size=(80, 3))
+    with pytest.raises(ValueError, match=r"bounds must have shape \(3, 2\).*"
+                                         r"bounds=\[1, 2, 3\]"):
+        MomentQuantileTransformer(bounds=[1, 2, 3]).fit(X)
+    with pytest.raises(ValueError, match=r"bounds must be numeric.*bounds=\['a', 'b'\]"):
+        MomentQuantileTransformer(bounds=["a", "b"]).fit(X[:, :1])
+    # one flat (low, high) pair still serves a single feature
+    one = MomentQuantileTransformer(bounds=[0.0, 1.0]).fit(X[:, :1])
+    np.testing.assert_array_equal(one.sketch_.bounds, [[0.0, 1.0]])
+
+
+@pytest.mark.parametrize("kind", ["continuous", "discrete"])
+def test_normal_output_of_a_tiny_range_column_is_scale_free(rng, kind):
+    # sklearn's absolute bound 1e-7 exceeds the whole range (about 1e-8) here: every row
+    # used to map to one bound, +5.2 on the fast path (continuous, strictly increasing
+    # quantiles) and -5.2 in _transform_col (discrete, repeated quantiles).
+    X = rng.normal(size=(5000, 1)) if kind == "continuous" else \
+        rng.integers(0, 5, size=(5000, 1)).astype(float)
+    tiny = MomentQuantileTransformer(output_distribution="normal").fit(X * 1e-9)
+    unit = MomentQuantileTransformer(output_distribution="normal").fit(X)
+    z = tiny.transform(X * 1e-9)
+    # the rescaled column: same sketch up to round-off in the scaling
+    np.testing.assert_allclose(z, unit.transform(X), atol=1e-6)
+    order = np.argsort(X[:, 0], kind="stable")
+    assert np.all(np.diff(z[order, 0]) >= 0) and np.ptp(z) > 3
+    np.testing.assert_allclose(tiny.inverse_transform(z), X * 1e-9, rtol=1e-6, atol=1e-15)
