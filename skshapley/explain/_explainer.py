@@ -292,6 +292,17 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         if self.prefit:
             check_is_fitted(self.estimator)
             estimator = self.estimator
+            fitted_names = getattr(estimator, "feature_names_in_", None)
+            names = getattr(self, "feature_names_in_", None)
+            if (fitted_names is not None and names is not None
+                    and list(fitted_names) != list(names)):
+                # the model is called on rows rebuilt with its own names: X's columns in
+                # another order would be read as the wrong features
+                raise ValueError(
+                    f"X has the columns {list(names)}, but the prefit estimator was fitted "
+                    f"on {list(fitted_names)}; pass X with the estimator's columns in its "
+                    f"order, X[{list(fitted_names)}]."
+                )
         else:
             if y is None and get_tags(self.estimator).target_tags.required:
                 raise ValueError(
@@ -398,6 +409,14 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
 
     def _select_background(self, X, rng, finite, codec):
         """(background rows, codec widened by the background's values)."""
+        names = getattr(self, "feature_names_in_", None)
+        given = getattr(self.background, "columns", None)
+        if names is not None and given is not None and list(given) != list(names):
+            # rows are read by position: another order would mix the features up
+            raise ValueError(
+                f"The 'background' parameter has the columns {list(given)}, but X has "
+                f"{list(names)}; give it X's columns in X's order, background[{list(names)}]."
+            )
         if isinstance(self.background, Integral):
             if X.shape[0] <= self.background:
                 return X.copy(), codec
@@ -481,6 +500,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         -------
         Explanation
         """
+        check_is_fitted(self)
         d, k = self.n_features_in_, self.n_outputs_
         inter = None
         # the rows as given, for plots, when the explained numbers stand for text

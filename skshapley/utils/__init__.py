@@ -7,7 +7,8 @@ from skshapley.utils._validation import (
     chunk_rows,
     finite_policy,
     spawn_seed,
+    takes_missing_values,
 )
 
 __all__ = ["as_generator", "check_budget", "chunk_rows", "finite_policy", "restored_on_failure",
-           "spawn_seed"]
+           "spawn_seed", "takes_missing_values"]

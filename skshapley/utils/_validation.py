@@ -64,9 +64,7 @@ def chunk_rows(bytes_per_row: float, working_memory: float | None = None) -> int
 
 def finite_policy(estimator):
     """``ensure_all_finite`` for the rows given to ``estimator``: NaN passes when the model
-    takes missing values itself (scikit-learn's ``allow_nan`` tag, which a Pipeline does
-    not forward, so its first step, the one that sees the raw columns, is asked);
-    infinity never does.
+    takes missing values (:func:`takes_missing_values`); infinity never does.
 
     Examples
     --------
@@ -76,16 +74,62 @@ def finite_policy(estimator):
     >>> finite_policy(HistGradientBoostingRegressor()), finite_policy(Ridge())
     ('allow-nan', True)
     """
-    from sklearn.pipeline import Pipeline
+    return "allow-nan" if takes_missing_values(estimator) else True
+
+
+# Steps whose output has no NaN whatever their input: they fill missing values in, or
+# turn them into columns of their own.
+_FILLS_MISSING = ("SimpleImputer", "KNNImputer", "IterativeImputer", "MissingIndicator",
+                  "OneHotEncoder")
+
+
+def takes_missing_values(estimator):
+    """Whether ``estimator`` takes rows with NaN: scikit-learn's ``allow_nan`` tag, followed
+    through Pipelines (each step that can still see NaN must take it; an imputer stops
+    it), ColumnTransformers and FeatureUnions (each part must take it), which do not set
+    the tag from their steps.
+
+    Examples
+    --------
+    >>> from sklearn.impute import SimpleImputer
+    >>> from sklearn.linear_model import Ridge
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from skshapley.utils import takes_missing_values
+    >>> takes_missing_values(make_pipeline(SimpleImputer(), Ridge()))
+    True
+    >>> takes_missing_values(make_pipeline(StandardScaler(), Ridge()))  # scaled NaN is NaN
+    False
+    """
+    return _missing_value_flow(estimator)[0]
+
+
+def _missing_value_flow(estimator):
+    """(takes NaN, may output NaN) of a step."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
     from sklearn.utils import get_tags
 
-    while isinstance(estimator, Pipeline):
-        steps = [step for _, step in estimator.steps if step not in (None, "passthrough")]
-        if not steps:
-            return True
-        estimator = steps[0]
+    if isinstance(estimator, str):  # "passthrough" and "drop"
+        return True, estimator == "passthrough"
+    if estimator is None:
+        return True, True
+    if isinstance(estimator, Pipeline):
+        missing = True
+        for _, step in estimator.steps:
+            if missing:
+                takes, missing = _missing_value_flow(step)
+                if not takes:
+                    return False, True
+        return True, missing
+    if isinstance(estimator, (ColumnTransformer, FeatureUnion)):
+        parts = ([part for _, part, _ in estimator.transformers] + [estimator.remainder]
+                 if isinstance(estimator, ColumnTransformer)
+                 else [part for _, part in estimator.transformer_list])
+        flows = [_missing_value_flow(part) for part in parts]
+        return all(takes for takes, _ in flows), any(missing for _, missing in flows)
     try:
         allow_nan = get_tags(estimator).input_tags.allow_nan
     except (AttributeError, TypeError, ValueError):  # an object without sklearn tags
         allow_nan = False
-    return "allow-nan" if allow_nan else True
+    return bool(allow_nan), type(estimator).__name__ not in _FILLS_MISSING

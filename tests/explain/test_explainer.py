@@ -177,6 +177,28 @@ def test_transform_rejects_bad_input(diabetes, X_bad, match):
         explainer.transform(X_bad)
 
 
+def test_unfitted_explainer_raises_not_fitted(diabetes):
+    X, _ = diabetes
+    for call in ("explain", "transform"):
+        with pytest.raises(NotFittedError):
+            getattr(ShapleyExplainer(Ridge()), call)(X.values[:2])
+
+
+def test_frames_are_matched_to_the_model_by_column_name(diabetes):
+    # The model is called on rows rebuilt with its own names, and the background is read
+    # by position: columns in another order would silently mix the features up.
+    X, y = diabetes
+    reordered = list(X.columns[::-1])
+    model = Ridge().fit(X, y)
+    with pytest.raises(ValueError, match=r"prefit estimator was fitted on \['age'"):
+        ShapleyExplainer(model, prefit=True, background=10).fit(X[reordered])
+    with pytest.raises(ValueError, match=r"'background' parameter has the columns \['s6'"):
+        ShapleyExplainer(Ridge(), background=X.iloc[:10][reordered]).fit(X, y)
+    # the same columns in the same order are used as given
+    explainer = ShapleyExplainer(model, prefit=True, background=X.iloc[:10]).fit(X)
+    np.testing.assert_allclose(explainer.expected_value_, model.predict(X.iloc[:10]).mean())
+
+
 def test_fit_rejects_bad_settings(diabetes, rng):
     X, y = diabetes
     with pytest.raises(ValueError, match="background"):
@@ -293,15 +315,27 @@ def test_missing_values_pass_to_models_that_take_them():
                                tree.estimator_.predict(rows), atol=1e-12)
 
 
-def test_missing_values_in_a_pipeline_are_judged_by_its_first_step():
+@pytest.mark.parametrize("imputing", ["first step", "in a ColumnTransformer"])
+def test_missing_values_in_a_pipeline_are_judged_by_the_steps_that_see_them(imputing):
+    from sklearn.compose import make_column_transformer
     from sklearn.impute import SimpleImputer
 
     X, y = _with_missing_values(1)
-    explainer = ShapleyExplainer(make_pipeline(SimpleImputer(), Ridge()), background=30,
-                                 random_state=0).fit(X, y)
+    model = (make_pipeline(SimpleImputer(), Ridge()) if imputing == "first step" else
+             make_pipeline(make_column_transformer((SimpleImputer(), [0, 1]),
+                                                   (make_pipeline(SimpleImputer(),
+                                                                  StandardScaler()), [2, 3])),
+                           Ridge()))
+    explainer = ShapleyExplainer(model, background=30, random_state=0).fit(X, y)
+    assert explainer.__sklearn_tags__().input_tags.allow_nan
     explanation = explainer.explain(X[:5])
     np.testing.assert_allclose(explanation.values.sum(axis=1) + explanation.base_values,
                                explainer.estimator_.predict(X[:5]), atol=1e-10)
+    # a scaler passes NaN on to a model that does not take it
+    scaled = ShapleyExplainer(make_pipeline(StandardScaler(), Ridge()))
+    assert not scaled.__sklearn_tags__().input_tags.allow_nan
+    with pytest.raises(ValueError, match="NaN"):
+        scaled.fit(X, y)
     with pytest.raises(ValueError, match="NaN"):
         ShapleyExplainer(Ridge()).fit(X, y)
     with pytest.raises(ValueError, match="NaN"):
