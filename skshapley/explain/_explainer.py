@@ -108,8 +108,12 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         otherwise a clone is fitted on ``fit``'s (X, y).
     response_method : {"auto", "predict", "predict_proba", "decision_function", \
             "predict_log_odds"} or callable, default="auto"
-        Output to explain. "auto": ``predict`` for regressors; ``decision_function``
-        (else log-odds of ``predict_proba``) for classifiers. A callable is called as
+        Output to explain. "auto": ``predict`` for regressors; for classifiers
+        ``decision_function`` when they have one, else ``predict_proba`` (P(class 1) for
+        two classes) for scikit-learn's trees, forests and nearest neighbours, whose
+        probabilities are shares of votes (forests are then explained exactly by
+        TreeSHAP), and "predict_log_odds" for the others (XGBoost, LightGBM, ...):
+        log-odds of ``predict_proba``, clipped to [1e-15, 1]. A callable is called as
         ``f(estimator, X)``.
     method : {"auto", "tree", "exact", "permutation", "stratified", "owen", \
             "owen_halved", "kernel", "leverage", "kadd", "surrogate"}, default="auto"

@@ -24,8 +24,13 @@ def resolve_response_method(model, response_method="auto") -> str:
     """Name the output that ``response_method="auto"`` means for ``model``.
 
     Regressors are explained on ``predict``; classifiers on ``decision_function`` when
-    they have one and otherwise on the log-odds of ``predict_proba``, because margins are
-    additive in boosted trees and efficiency holds on them.
+    they have one (margins are additive in boosted trees and linear models); models whose
+    probabilities are shares of votes (scikit-learn's trees, forests and nearest
+    neighbours, also as a Pipeline's last step) on ``predict_proba`` (P(class 1) for two
+    classes): their probabilities are often exactly 0 or 1, where log-odds are infinite
+    (clipped, +-34.5 of nothing), and a forest's are linear in its leaves, so TreeSHAP
+    explains them exactly; any other classifier (XGBoost, LightGBM, MLP ...) on the
+    log-odds of ``predict_proba``.
     """
     if callable(response_method):
         return "callable"
@@ -37,8 +42,28 @@ def resolve_response_method(model, response_method="auto") -> str:
     if response_method != "auto":
         return response_method
     if is_classifier(model):
-        return "decision_function" if hasattr(model, "decision_function") else "predict_log_odds"
+        if hasattr(model, "decision_function"):
+            return "decision_function"
+        return "predict_proba" if _votes_for_probabilities(model) else "predict_log_odds"
     return "predict"
+
+
+def _votes_for_probabilities(model):
+    """Whether ``model`` (or a Pipeline's last step) gives shares of votes as
+    probabilities: a tree's or forest's leaf frequencies, a neighbourhood's classes."""
+    from sklearn.ensemble import BaseEnsemble
+    from sklearn.neighbors import KNeighborsClassifier, RadiusNeighborsClassifier
+    from sklearn.pipeline import Pipeline
+    from sklearn.tree import BaseDecisionTree
+
+    while isinstance(model, Pipeline):
+        model = model.steps[-1][1]
+    if isinstance(model, (BaseDecisionTree, KNeighborsClassifier, RadiusNeighborsClassifier)):
+        return True
+    # forests average their trees' frequencies (boosting, also a BaseEnsemble, adds
+    # margins and has decision_function)
+    return isinstance(model, BaseEnsemble) and isinstance(
+        getattr(model, "estimator", None), BaseDecisionTree)
 
 
 def _log_odds(proba):

@@ -47,16 +47,22 @@ def test_outputs_are_mapped_or_refused():
     X, y = load_iris(return_X_y=True)
     forest = RandomForestClassifier(n_estimators=5, max_depth=4, random_state=0).fit(X, y)
     proba = ShapleyExplainer(forest, prefit=True, response_method="predict_proba",
-                             background=20).fit(X)
+                             background=20, random_state=0).fit(X)
     assert proba.method_ == "tree"
     explanation = proba.explain(X[:3])
     np.testing.assert_allclose(explanation.predictions, forest.predict_proba(X[:3]),
                                atol=1e-12)
+    # a forest has no decision_function: "auto" explains its probabilities, by TreeSHAP
+    auto = ShapleyExplainer(forest, prefit=True, background=20, random_state=0).fit(X)
+    assert auto.method_ == "tree"
+    np.testing.assert_array_equal(auto.explain(X[:3]).values, explanation.values)
     # log-odds of averaged probabilities are not linear in the leaves: not "tree"
-    log_odds = ShapleyExplainer(forest, prefit=True, background=20).fit(X)
+    log_odds = ShapleyExplainer(forest, prefit=True, response_method="predict_log_odds",
+                                background=20).fit(X)
     assert log_odds.method_ != "tree"
     with pytest.raises(ValueError, match="not a linear function"):
-        ShapleyExplainer(forest, prefit=True, method="tree", background=20).fit(X)
+        ShapleyExplainer(forest, prefit=True, method="tree", background=20,
+                         response_method="predict_log_odds").fit(X)
     # softmax margins: the explained log-odds are the centred margins
     boosted = GradientBoostingClassifier(n_estimators=10, random_state=0).fit(X, y)
     for response in ("decision_function", "predict_log_odds"):

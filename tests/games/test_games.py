@@ -121,3 +121,23 @@ def test_unanimity_closed_form_matches_the_value_function():
     game = UnanimityGame([[1, 1, 0], [0, 0, 1]], [2.0, 3.0])
     np.testing.assert_array_equal(game.values(np.array([[1, 1, 0], [1, 0, 1]], dtype=bool)), [2, 3])
     np.testing.assert_array_equal(game.exact_values(), [1.0, 1.0, 3.0])
+
+
+def test_auto_response_explains_shares_of_votes_as_probabilities():
+    # Trees, forests and nearest neighbours give probabilities of exactly 0 or 1, whose
+    # log-odds are infinite: "auto" explains their probabilities; margins where a model
+    # has them, log-odds of the others.
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from skshapley.games._response import resolve_response_method
+
+    assert resolve_response_method(RandomForestClassifier()) == "predict_proba"
+    assert resolve_response_method(
+        make_pipeline(StandardScaler(), KNeighborsClassifier())) == "predict_proba"
+    assert resolve_response_method(LogisticRegression()) == "decision_function"
+    assert resolve_response_method(MLPClassifier()) == "predict_log_odds"
+    assert resolve_response_method(LinearRegression()) == "predict"
