@@ -172,3 +172,25 @@ def test_rqmc_replicates_give_honest_error_bars(sampler_class):
         permutation_shapley(game(), 2 + (d - 1) * 8, sampler=cls(d, rng=0, replicates=16))
     with pytest.raises(ValueError, match="'replicates' parameter"):
         cls(d, replicates=1)
+
+
+def test_auto_sampler_takes_orthogonal_frames_only_when_their_error_bars_hold():
+    # Orthogonal frames' standard errors rest on the number of frames: +-1.96 SE from 2
+    # frames covers ~70 %; "auto" waits for 10 (covering ~92 %), else antithetic pairs.
+    from skshapley.approximators import default_budget, resolve_sampler, shapley_values
+
+    d = 6
+    frame = 2 * (d - 1) * (d - 1)  # evaluations of one frame of 2 (d - 1) orderings
+    assert resolve_sampler("auto", d, 2 + 9 * frame) == "antithetic"
+    assert resolve_sampler("auto", d, 2 + 10 * frame) == "orthogonal"
+    assert resolve_sampler("auto", 12, default_budget(12)) == "antithetic"
+    truth = exact_shapley(_mixed_game()).values
+    for budget in (2 + 2 * frame, 2 + 10 * frame):
+        inside = []
+        for rep in range(120):
+            result = shapley_values(_mixed_game(), method="permutation", budget=budget,
+                                    random_state=rep)
+            positive = result.std_errors > 0
+            error = np.abs(result.values - truth)[positive]
+            inside.append((error <= 1.959964 * result.std_errors[positive]).mean())
+        assert np.mean(inside) > 0.85, (budget, np.mean(inside))  # 0.69 from 2 frames
