@@ -4,6 +4,7 @@ random coalition that holds every other player with probability q."""
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral
 
 import numpy as np
@@ -11,16 +12,19 @@ import numpy as np
 from skshapley.approximators._common import as_matrix, scalar_or_array, squeeze_outputs
 from skshapley.approximators._result import ShapleyResult
 from skshapley.approximators._risk import overall_error_quantile, small_sample_inflation
+from skshapley.exceptions import BudgetWarning
 from skshapley.utils import as_generator, check_budget
 
-QUADRATURES = ("trapezoid", "equal")
+QUADRATURES = ("trapezoid", "equal", "stratified")
 
 
 def _grid_weights(n_points: int, quadrature: str) -> np.ndarray:
-    """Weights of the q grid 0, 1/Q, ..., 1 (Q + 1 points), summing to one.
+    """Weights of the q points, summing to one.
 
-    "equal" reproduces the authors' code (an O(1/Q) bias when e_j(q) is not affine);
-    "trapezoid" halves the end points (O(1/Q^2)), the rule the paper's text names.
+    On the grid 0, 1/Q, ..., 1 (Q + 1 points), "equal" reproduces the authors' code (an
+    O(1/Q) bias when e_j(q) is not affine) and "trapezoid" halves the end points
+    (O(1/Q^2)), the rule the paper's text names. "stratified" draws one q uniformly in
+    each of the Q + 1 cells [l/(Q+1), (l+1)/(Q+1)), so equal weights are unbiased.
     """
     weights = np.ones(n_points)
     if quadrature == "trapezoid" and n_points > 1:
@@ -28,17 +32,45 @@ def _grid_weights(n_points: int, quadrature: str) -> np.ndarray:
     return weights / weights.sum()
 
 
+def _satterthwaite_draws(unit_variances, n_runs):
+    """1 + the smallest Welch-Satterthwaite degrees of freedom over players and outputs of
+    a sum of U variances, each from ``n_runs`` draws: nu = (sum a_u)^2 / sum a_u^2 / (R-1),
+    between R - 1 and U (R - 1). Players with zero variance are skipped."""
+    total = unit_variances.sum(axis=0)
+    squares = (unit_variances**2).sum(axis=0) / (n_runs - 1)
+    positive = squares > 0
+    if not positive.any():
+        return n_runs
+    return 1 + int(np.floor((total[positive] ** 2 / squares[positive]).min() + 1e-9))
+
+
 def owen_shapley(game, budget: int, *, halved: bool = False, n_runs: int = 2,
                  quadrature: str = "trapezoid", quantile_level: float = 0.95,
                  random_state=None) -> ShapleyResult:
     """Owen sampling estimate of the Shapley values.
 
-    Each run draws one random mask per point q_l = l/Q of a grid on [0, 1] (every player
-    in it with probability q_l), shared by all players; player j's contribution is
+    Each run draws one random mask per point q_l of [0, 1] (every player in it with
+    probability q_l), shared by all players; player j's contribution is
     v(E ∪ {j}) - v(E \\ {j}). A mask costs d + 1 evaluations (v(E) and v(E △ {j}) for
-    every j), plus v(∅) and v(N) once: ``M = (budget - 2) // (d + 1)`` masks, split into
-    ``n_runs`` runs of Q + 1 masks. The runs are independent draws for the standard
-    errors. Efficiency does not hold exactly.
+    every j), plus v(∅) and v(N) once, which are reused for masks equal to ∅ or N:
+    ``M = (budget - 2) // (d + 1)`` masks, split into ``n_runs`` runs of Q + 1 masks. The
+    runs are independent; so are the masks of a run (for Owen-halved, the pairs of a mask
+    and its complement), so the standard errors sum, over those units, the spread of
+    each unit across runs, and ``n_draws`` is 1 + their Welch-Satterthwaite degrees of
+    freedom (``error_quantile`` is widened by t_{n_draws - 1} / z).
+
+    The standard errors measure only the spread between runs. On the fixed grid
+    q_l = l/Q ("trapezoid", "equal") they miss the quadrature bias, and at the smallest
+    budgets (Q = 1, q in {0, 1}) every mask is ∅ or N: the estimate is the deterministic
+    end-point average (v({j}) - v(∅) + v(N) - v(N \\ {j})) / 2, the runs are identical,
+    and the error cannot be estimated, so ``std_errors`` and ``error_quantile`` are
+    ``inf`` (with a ``BudgetWarning``) rather than 0. ``quadrature="stratified"`` draws q
+    at random in Q + 1 equal cells: each run is unbiased at every budget and the
+    standard errors cover the whole error.
+
+    Efficiency does not hold (§2.10): the values need not sum to v(N) - v(∅), since one
+    mask is shared by all players (at Q = 1 the unanimity game on {0, 1, 2} in d = 4
+    gives (1/2, 1/2, 1/2, 0), summing to 1.5 instead of 1).
 
     Parameters
     ----------
@@ -49,7 +81,9 @@ def owen_shapley(game, budget: int, *, halved: bool = False, n_runs: int = 2,
         holds every player with probability 1 - q.
     n_runs : int, default=2
         Independent runs (R in [P]); at least 2 for standard errors.
-    quadrature : {"trapezoid", "equal"}, default="trapezoid"
+    quadrature : {"trapezoid", "equal", "stratified"}, default="trapezoid"
+        Fixed grid with trapezoid or equal weights, or one uniform q per cell with equal
+        weights (unbiased; not in [P] or [C]).
     quantile_level : float, default=0.95
     random_state : None, int or Generator
 
@@ -61,7 +95,7 @@ def owen_shapley(game, budget: int, *, halved: bool = False, n_runs: int = 2,
     --------
     >>> from skshapley.games import AdditiveGame
     >>> from skshapley.approximators import owen_shapley
-    >>> owen_shapley(AdditiveGame([1.0, 2.0]), budget=14, random_state=0).values
+    >>> owen_shapley(AdditiveGame([1.0, 2.0]), budget=20, random_state=0).values
     array([1., 2.])
     """
     budget = check_budget(budget)
@@ -81,43 +115,76 @@ def owen_shapley(game, budget: int, *, halved: bool = False, n_runs: int = 2,
             f"n_runs={n_runs}: each run needs two masks of {d + 1} evaluations after v(∅) and "
             f"v(N); increase budget to at least {minimum}."
         )
+    deterministic = n_points == 2 and quadrature != "stratified"
+    if deterministic:
+        warnings.warn(
+            f"Owen sampling with budget={budget} has two grid points per run, q = 0 and "
+            f"q = 1, whose masks are ∅ and N: the estimate is deterministic and its error "
+            f"cannot be estimated (std_errors are inf). Increase budget to at least "
+            f"{2 + 3 * n_runs * (d + 1)} or use quadrature='stratified'.",
+            BudgetWarning, stacklevel=2,
+        )
     rng = as_generator(random_state)
-    grid = np.linspace(0.0, 1.0, n_points)
+    half = n_points // 2 + n_points % 2  # points with q <= 1/2 (Owen-halved draws these)
+    n_drawn = half if halved else n_points
     masks = np.empty((n_runs, n_points, d), dtype=bool)
     for run in range(n_runs):
+        if quadrature == "stratified":
+            # one q per cell [l/n, (l+1)/n); the complement of a mask drawn in cell l
+            # is a Bernoulli(1 - q) mask, 1 - q uniform in the mirror cell n - 1 - l
+            q = (np.arange(n_drawn) + rng.random(n_drawn)) / n_points
+        else:
+            q = np.linspace(0.0, 1.0, n_points)[:n_drawn]
+        drawn = rng.random((n_drawn, d)) < q[:, None]
+        masks[run, :n_drawn] = drawn
         if halved:
-            half = n_points // 2 + n_points % 2  # grid points with q <= 1/2
-            drawn = rng.random((half, d)) < grid[:half, None]
-            masks[run, :half] = drawn
             # the complement of a Bernoulli(q) mask is a Bernoulli(1 - q) mask
             masks[run, half:] = ~drawn[: n_points - half][::-1]
-        else:
-            masks[run] = rng.random((n_points, d)) < grid[:, None]
     flat = masks.reshape(-1, d)
     toggled = np.repeat(flat[:, None, :], d, axis=1)
     players = np.arange(d)
     toggled[:, players, players] = ~toggled[:, players, players]
     endpoints = np.array([np.zeros(d, dtype=bool), np.ones(d, dtype=bool)])
     start = game.n_evaluations
-    values = as_matrix(game.values(np.concatenate([endpoints, flat, toggled.reshape(-1, d)])))
-    n_outputs = values.shape[1]
-    empty, grand = values[0], values[1]
-    base = values[2 : 2 + flat.shape[0]]  # v(E), (M, k)
-    flipped = values[2 + flat.shape[0] :].reshape(flat.shape[0], d, n_outputs)
+    end_values = as_matrix(game.values(endpoints))
+    empty, grand = end_values[0], end_values[1]
+    n_outputs = end_values.shape[1]
+    # v(∅) and v(N) are known: evaluate only the other coalitions (§2.10, cost)
+    queries = np.concatenate([flat, toggled.reshape(-1, d)])
+    is_empty, is_grand = ~queries.any(axis=1), queries.all(axis=1)
+    fresh = ~(is_empty | is_grand)
+    values = np.empty((queries.shape[0], n_outputs))
+    if fresh.any():
+        values[fresh] = as_matrix(game.values(queries[fresh]))
+    values[is_empty], values[is_grand] = empty, grand
+    base = values[: flat.shape[0]]  # v(E), (M, k)
+    flipped = values[flat.shape[0] :].reshape(flat.shape[0], d, n_outputs)
     # contribution of j: v(E with j) - v(E without j)
     sign = np.where(flat, 1.0, -1.0)[:, :, None]
     contributions = sign * (base[:, None, :] - flipped)  # (M, d, k)
     contributions = contributions.reshape(n_runs, n_points, d, n_outputs)
     weights = _grid_weights(n_points, quadrature)
-    per_run = np.einsum("l,rldk->rdk", weights, contributions)
-    phi = per_run.mean(axis=0)
-    if n_runs >= 2:
-        std_errors = per_run.std(axis=0, ddof=1) / np.sqrt(n_runs)
-        inflation = small_sample_inflation(n_runs, quantile_level)
+    # independent units of a run: one mask, or (Owen-halved) a mask and its complement
+    positions = np.arange(n_points)
+    unit_of = np.minimum(positions, n_points - 1 - positions) if halved else positions
+    membership = (unit_of[None, :] == np.unique(unit_of)[:, None]) * weights  # (U, L)
+    units = np.einsum("ul,rldk->rudk", membership, contributions)
+    phi = units.sum(axis=1).mean(axis=0)
+    n_draws = n_runs
+    if n_runs >= 2 and not deterministic:
+        # Units are independent within a run, so the variance of the run mean is the sum
+        # of the units' variances over runs: unbiased like the spread of the run means,
+        # but with up to (R - 1) U degrees of freedom instead of R - 1, so two runs of a
+        # discrete game rarely agree everywhere by chance (a spurious zero error).
+        centred = units - units.mean(axis=0)
+        unit_variances = (centred**2).sum(axis=0) / (n_runs * (n_runs - 1))  # (U, d, k)
+        std_errors = np.sqrt(unit_variances.sum(axis=0))
+        n_draws = _satterthwaite_draws(unit_variances, n_runs)
+        inflation = small_sample_inflation(n_draws, quantile_level)
         errors = []
         for output in range(n_outputs):
-            centred = per_run[:, :, output] - phi[:, output]
-            covariance = centred.T @ centred / (n_runs * (n_runs - 1))
+            covariance = np.einsum("rui,ruj->ij", centred[..., output], centred[..., output])
+            covariance /= n_runs * (n_runs - 1)
             errors.append(overall_error_quantile(covariance, quantile_level, rng=rng)
                           * inflation)
         error = np.array(errors)
@@ -133,6 +200,6 @@ def owen_shapley(game, budget: int, *, halved: bool = False, n_runs: int = 2,
         method="owen_halved" if halved else "owen",
         empty_value=scalar_or_array(empty, game),
         grand_value=scalar_or_array(grand, game),
-        n_draws=n_runs,
+        n_draws=n_draws,
         quantile_level=quantile_level,
     )

@@ -28,7 +28,8 @@ class ShapleyResult:
     method : str
         Name of the method that produced the values.
     empty_value, grand_value : float or float64 (n_outputs,)
-        v(∅) and v(N); ``values.sum(axis=0) == grand_value - empty_value`` (efficiency).
+        v(∅) and v(N); ``values.sum(axis=0) == grand_value - empty_value`` (efficiency)
+        for every method but the Owen and stratified comparison methods.
     n_permutations : int
         Orderings used (0 for non-sampling methods).
     n_draws : int

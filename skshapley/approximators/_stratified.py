@@ -9,7 +9,7 @@ import numpy as np
 
 from skshapley.approximators._common import as_matrix, scalar_or_array, squeeze_outputs
 from skshapley.approximators._result import ShapleyResult
-from skshapley.approximators._risk import overall_error_quantile
+from skshapley.approximators._risk import overall_error_quantile, small_sample_inflation
 from skshapley.exceptions import BudgetWarning
 from skshapley.utils import as_generator, check_budget
 
@@ -23,6 +23,56 @@ def _random_coalitions(players, sizes, n_players, rng):
 
 
 ALLOCATIONS = ("variance", "neyman")
+# Pseudo degrees of freedom of the shrinkage target below: a stratum variance from n
+# samples counts n - 1, the player's average stratum variance counts PRIOR_DF. Measured
+# on a smooth d = 8 game (200 seeds, budget 480): coverage of +-1.96 SE 0.73 without
+# shrinkage, 0.87 / 0.88 / 0.90 with 1 / 2 / 4.
+PRIOR_DF = 4.0
+
+
+def _shrunk_variances(variances, sizes, strata_player, n_players):
+    """Stratum sample variances shrunk toward the player's mean inner-stratum variance.
+
+    A stratum whose variance came out small by chance gets few second-phase samples and
+    keeps its small estimate, so the plain stratified variance is optimistic at small
+    budgets (coverage 0.73 for a nominal 0.95 at 480 evaluations, d = 8). The shrunk
+    estimate ((n - 1) s^2 + PRIOR_DF * mean_l s^2) / (n - 1 + PRIOR_DF) pools the
+    player's strata; its weight on the pool vanishes as n grows, so it stays consistent,
+    and a player whose strata all have zero variance (a dummy) keeps a zero.
+
+    Parameters
+    ----------
+    variances : float64 (n_strata, k)
+        Sample variances (ddof=1) of the strata.
+    sizes : int (n_strata,)
+        Samples behind each variance (at least 2).
+    strata_player : int (n_strata,)
+        The player of each stratum.
+    n_players : int
+    """
+    df = (sizes - 1.0)[:, None]
+    totals = np.zeros((n_players, variances.shape[1]))
+    np.add.at(totals, strata_player, variances)
+    n_inner = np.bincount(strata_player, minlength=n_players)[:, None]
+    target = (totals / np.maximum(n_inner, 1))[strata_player]
+    return (df * variances + PRIOR_DF * target) / (df + PRIOR_DF)
+
+
+def _satterthwaite_draws(stratum_var, sizes, strata_player, n_players):
+    """1 + the smallest Welch-Satterthwaite degrees of freedom over players and outputs,
+    nu = (sum_l a_l)^2 / sum_l (a_l^2 / (n_l - 1)) with a_l = s_l^2 / n_l, so that
+    ``t_{n_draws - 1}`` intervals are valid (conservatively) for every player. Players
+    with zero variance are exact and are skipped; nu >= min_l (n_l - 1) >= 1."""
+    df = (sizes - 1.0)[:, None]
+    numerator = np.zeros((n_players, stratum_var.shape[1]))
+    denominator = np.zeros_like(numerator)
+    np.add.at(numerator, strata_player, stratum_var)
+    np.add.at(denominator, strata_player, stratum_var**2 / df)
+    positive = denominator > 0
+    if not positive.any():
+        return int(sizes.min())
+    effective = numerator[positive] ** 2 / denominator[positive]
+    return 1 + int(np.floor(effective.min() + 1e-9))
 
 
 def _allocate(variances, total):
@@ -48,8 +98,20 @@ def stratified_shapley(game, budget: int, *, allocation: str = "variance",
     (v({i}) - v(∅), v(N) - v(N \\ {i})). The inner d (d - 2) strata first get an equal
     exploration share, then the rest of the budget in proportion to their sample variances
     (allocation by variance as in the authors' code). Each sample costs 2 evaluations.
-    Standard errors come from the stratified variance sum_l s_il^2 / (d^2 m_il).
-    Efficiency does not hold exactly.
+    With one exploration sample per stratum the rest is spread evenly (the remainder to
+    the first strata), so the whole budget is used.
+
+    Standard errors come from the stratified variance sum_l s_il^2 / (d^2 m_il), with
+    each s_il^2 shrunk toward the mean of player i's inner-stratum variances (weight
+    ``PRIOR_DF`` = 4 against m_il - 1; see ``_shrunk_variances``); the allocation uses
+    the same shrunk variances. Unshrunk, the estimates that steer the allocation also
+    feed the standard errors, and strata whose variance came out small by chance keep
+    both few samples and their small variance: nominal 95 % intervals covered 73 % on a
+    smooth d = 8 game at 480 evaluations (90 % with shrinkage, 94 % at 3,000 either way).
+    ``n_draws`` is 1 + the smallest Welch-Satterthwaite degrees of freedom over players,
+    so ``t_{n_draws - 1}`` intervals are (conservatively) valid; ``error_quantile`` is
+    widened by t_{n_draws - 1} / z. Efficiency does not hold exactly: the values need
+    not sum to v(N) - v(∅).
 
     Parameters
     ----------
@@ -98,6 +160,7 @@ def stratified_shapley(game, budget: int, *, allocation: str = "variance",
             "that steer the allocation are unknown, so the rest is spread evenly.",
             BudgetWarning, stacklevel=2,
         )
+    n_draws = 0
     start = game.n_evaluations
     eye = np.eye(d, dtype=bool)
     fixed_masks = np.concatenate([np.zeros((1, d), bool), np.ones((1, d), bool)]
@@ -113,6 +176,7 @@ def stratified_shapley(game, budget: int, *, allocation: str = "variance",
         singles, all_but = fixed_values[2 : 2 + d], fixed_values[2 + d :]
         strata_sum = (singles - empty) + (grand - all_but)  # the two exact strata, (d, k)
         variance_sum = np.zeros((d, n_outputs))
+        n_draws = 0  # no sampled strata (d = 2): the estimate is exact
         if n_strata:
             strata_player = np.repeat(np.arange(d), inner_sizes.size)
             strata_size = np.tile(inner_sizes, d)
@@ -133,26 +197,33 @@ def stratified_shapley(game, budget: int, *, allocation: str = "variance",
 
             draw(np.full(n_strata, exploration))
             pooled = [np.concatenate(s) for s in samples]
-            variances = np.array([p.var(axis=0, ddof=1).mean() if len(p) > 1 else np.nan
-                                  for p in pooled])
             extra = n_samples - exploration * n_strata
-            if np.isnan(variances).any():
+            if exploration == 1:
+                # no variances yet: spread evenly, the remainder to the first strata
                 counts = np.full(n_strata, extra // n_strata)
+                counts[: extra % n_strata] += 1
             else:
+                explored = np.array([p.var(axis=0, ddof=1) for p in pooled])
+                variances = _shrunk_variances(explored, np.full(n_strata, exploration),
+                                               strata_player, d).mean(axis=1)
                 counts = _allocate(variances if allocation == "variance"
                                    else np.sqrt(variances), extra)
             draw(counts)
             pooled = [np.concatenate(s) for s in samples]
+            sizes = np.array([len(p) for p in pooled])  # >= 2 each
             means = np.array([p.mean(axis=0) for p in pooled])  # (n_strata, k)
-            stratum_var = np.array([p.var(axis=0, ddof=1) / len(p) if len(p) > 1
-                                    else np.full(n_outputs, np.inf) for p in pooled])
+            raw = np.array([p.var(axis=0, ddof=1) for p in pooled])
+            stratum_var = _shrunk_variances(raw, sizes, strata_player, d) / sizes[:, None]
             np.add.at(strata_sum, strata_player, means)
             np.add.at(variance_sum, strata_player, stratum_var)
+            n_draws = _satterthwaite_draws(stratum_var, sizes, strata_player, d)
         phi = strata_sum / d
         std_errors = np.sqrt(variance_sum) / d
         # strata are sampled independently, so the estimate's covariance is diagonal
+        inflation = small_sample_inflation(n_draws, quantile_level) if n_strata else 1.0
         error = np.array([overall_error_quantile(np.diag(std_errors[:, o] ** 2), quantile_level,
-                                                 rng=rng) for o in range(n_outputs)])
+                                                 rng=rng) * inflation
+                          for o in range(n_outputs)])
     return ShapleyResult(
         values=squeeze_outputs(phi, game),
         std_errors=squeeze_outputs(std_errors, game),
@@ -162,5 +233,6 @@ def stratified_shapley(game, budget: int, *, allocation: str = "variance",
         method="stratified",
         empty_value=scalar_or_array(empty, game),
         grand_value=scalar_or_array(grand, game),
+        n_draws=n_draws,
         quantile_level=quantile_level,
     )
