@@ -107,6 +107,14 @@ def _output_label(explanation, output):
     return f" (output {names[output] if names else output})"
 
 
+def _error_multipliers(explanation):
+    """Standard errors per 95 % half-width, per row (1.96, or a t quantile where a row's
+    errors rest on few draws); an explanation without ``n_draws`` gets 1.96."""
+    multipliers = getattr(explanation, "error_multipliers", None)
+    return (np.full(len(explanation.values), _Z95) if multipliers is None
+            else multipliers(0.95))
+
+
 def _has_errors(std_errors):
     return std_errors is not None and bool(np.any(std_errors > 0))
 
@@ -140,7 +148,8 @@ def bar(explanation, *, ax=None, max_display=20, output=0, color=_NEGATIVE_COLOR
 
     Features are sorted by decreasing mean |phi| (``Explanation.mean_abs``; ties keep
     the lower feature index first). Each error bar is ±1.96 times
-    ``Explanation.mean_abs_std_errors``; error bars are drawn only when some standard
+    ``Explanation.mean_abs_std_errors`` (a t quantile instead where rows' errors rest on
+    few draws, ``Explanation.error_multipliers``); error bars are drawn only when some standard
     error is non-zero (exact values have none).
 
     Parameters
@@ -180,7 +189,9 @@ def bar(explanation, *, ax=None, max_display=20, output=0, color=_NEGATIVE_COLOR
     importance, order = _importance_order(explanation, output)
     spread = None
     if _has_errors(explanation.std_errors):
-        spread = _Z95 * _pick(explanation.mean_abs_std_errors(), output)
+        # the widest row's multiplier: a mean over rows is no surer than its least sure
+        spread = (_error_multipliers(explanation).max()
+                  * _pick(explanation.mean_abs_std_errors(), output))
     shown, rest = _display_rows(order, max_display)
     labels = [explanation.feature_names[j] for j in shown]
     heights = importance[shown]
@@ -196,7 +207,7 @@ def bar(explanation, *, ax=None, max_display=20, output=0, color=_NEGATIVE_COLOR
             capsize=3)
     ax.set_xlabel("mean |SHAP value|" + _output_label(explanation, output))
     if spreads is not None:
-        ax.set_title("error bars: 95 % (±1.96 SE)", fontsize="small", loc="right")
+        ax.set_title("error bars: 95 %", fontsize="small", loc="right")
     ax.set_xlim(left=0)
     return ax
 
@@ -304,8 +315,8 @@ def waterfall(explanation, row=0, *, ax=None, max_display=20, output=0):
     bar adds one feature's Shapley value, largest |phi| first (ties: lower index first),
     red when it pushes the output up and blue when down. With more than
     ``max_display`` features the smallest are lumped into one bar, so the last bar always
-    ends at the prediction, base + sum(phi). Error bars of ±1.96 standard errors sit at
-    each bar's end when the explanation has non-zero standard errors.
+    ends at the prediction, base + sum(phi). 95 % error bars (``Explanation.error_bars``:
+    ±1.96 standard errors, or a t quantile's with few draws) sit at each bar's end when the explanation has non-zero standard errors.
 
     Parameters
     ----------
@@ -369,7 +380,7 @@ def waterfall(explanation, row=0, *, ax=None, max_display=20, output=0):
     if _has_errors(step_errors):
         # At the bar's end, where the running total stands after this feature: the
         # uncertain quantity is the bar's length.
-        reach = _Z95 * step_errors
+        reach = _error_multipliers(explanation)[row] * step_errors
         ax.errorbar(ends, positions, xerr=reach, fmt="none", ecolor="black", capsize=3)
     # Each bar's phi, written beyond its end and its error bar.
     for end, step, half_width, y in zip(ends, steps, reach, positions, strict=True):
@@ -476,7 +487,7 @@ def dependence(explanation, feature, *, color_by=None, ax=None, output=0, cmap="
     """Each row's Shapley value of one feature against the feature's value.
 
     A point per explained row: x is the feature's value, y its Shapley value, with a
-    vertical 95 % error bar (±1.96 standard errors) when the explanation has non-zero
+    vertical 95 % error bar (``Explanation.error_bars``) when the explanation has non-zero
     standard errors. Vertical spread at one x shows interactions: colour the points by
     a second feature (``color_by``) to see which.
 
@@ -521,7 +532,8 @@ def dependence(explanation, feature, *, color_by=None, ax=None, output=0, cmap="
     ax = _new_axes(ax, (6.0, 4.0))
     x, y = data[:, j], values[:, j]
     if _has_errors(std_errors):
-        ax.errorbar(x, y, yerr=_Z95 * std_errors[:, j], fmt="none", ecolor="grey",
+        ax.errorbar(x, y, yerr=_error_multipliers(explanation) * std_errors[:, j], fmt="none",
+                    ecolor="grey",
                     elinewidth=0.8, alpha=0.6, zorder=1)
     if color_by is None:
         ax.scatter(x, y, s=16, color=_NEGATIVE_COLOR, linewidths=0, zorder=2)
@@ -537,7 +549,7 @@ def dependence(explanation, feature, *, color_by=None, ax=None, output=0, cmap="
     ax.set_xlabel(names[j])
     ax.set_ylabel(f"SHAP value of {names[j]}" + _output_label(explanation, output))
     if _has_errors(std_errors):
-        ax.set_title("error bars: 95 % (±1.96 SE)", fontsize="small", loc="right")
+        ax.set_title("error bars: 95 %", fontsize="small", loc="right")
     return ax
 
 

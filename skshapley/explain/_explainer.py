@@ -65,7 +65,7 @@ def _explain_rows(estimator, X, background, *, response_method, feature_names, m
 
     Returns
     -------
-    list of (values, std_errors, empty_value, n_evaluations), one per row
+    list of (values, std_errors, empty_value, n_evaluations, n_draws), one per row
     """
     with config_context(**config):
         predict = _model_response(estimator, response_method, feature_names, codec)
@@ -87,7 +87,8 @@ def _explain_rows(estimator, X, background, *, response_method, feature_names, m
             std_errors = np.reshape(result.std_errors, (d, n_rows, n_outputs))
             empty = np.reshape(result.empty_value, (n_rows, n_outputs))
             for i in range(n_rows):
-                rows.append((values[:, i], std_errors[:, i], empty[i], result.n_evaluations))
+                rows.append((values[:, i], std_errors[:, i], empty[i], result.n_evaluations,
+                             result.n_draws))
     return rows
 
 
@@ -527,12 +528,14 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                 interactions=interactions)
             std_errors = np.zeros_like(values)
             n_evaluations = np.zeros(X.shape[0], dtype=np.int64)
+            n_draws = np.zeros(X.shape[0], dtype=np.int64)
         else:
             results, X = self._explain(X)
             values = np.array([row[0] for row in results]).reshape(-1, d, k)
             std_errors = np.array([row[1] for row in results]).reshape(-1, d, k)
             base = np.array([row[2] for row in results]).reshape(-1, k)
             n_evaluations = np.array([row[3] for row in results], dtype=np.int64)
+            n_draws = np.array([row[4] for row in results], dtype=np.int64)
         if k == 1:
             values, std_errors, base = values[:, :, 0], std_errors[:, :, 0], base[:, 0]
             inter = None if inter is None else inter[..., 0]
@@ -542,7 +545,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             values, base, X, feature_names, std_errors=std_errors,
             output_names=self.output_names_,
             n_evaluations=n_evaluations, method=self.method_, interactions=inter,
-            display_data=display,
+            display_data=display, n_draws=n_draws,
         )
 
     def transform(self, X):

@@ -56,6 +56,10 @@ class Explanation:
     output_names : list of str (k,), optional
     n_evaluations : int64 (n,), optional
         Coalition evaluations spent on each row.
+    n_draws : int64 (n,), optional
+        Independent draws behind each row's standard errors (orderings, antithetic pairs,
+        coalition pairs); from 2 on, :meth:`error_bars` are t intervals with
+        ``n_draws - 1`` degrees of freedom, else normal ones.
     method : str, optional
     display_data : object array (n, d), optional
         The explained rows as given, where ``data`` holds numbers standing for them (the
@@ -73,7 +77,7 @@ class Explanation:
 
     def __init__(self, values, base_values, data, feature_names, *, std_errors=None,
                  output_names=None, n_evaluations=None, method=None, interactions=None,
-                 display_data=None):
+                 display_data=None, n_draws=None):
         self.values = np.asarray(values)
         self.base_values = np.asarray(base_values)
         self.data = np.asarray(data)
@@ -81,6 +85,7 @@ class Explanation:
         self.std_errors = None if std_errors is None else np.asarray(std_errors)
         self.output_names = None if output_names is None else list(output_names)
         self.n_evaluations = None if n_evaluations is None else np.asarray(n_evaluations)
+        self.n_draws = None if n_draws is None else np.asarray(n_draws, dtype=np.int64)
         self.method = method
         self.interactions = None if interactions is None else np.asarray(interactions)
         self.display_data = (None if display_data is None
@@ -117,6 +122,7 @@ class Explanation:
             std_errors=pick(self.std_errors), output_names=self.output_names,
             n_evaluations=pick(self.n_evaluations), method=self.method,
             interactions=pick(self.interactions), display_data=pick(self.display_data),
+            n_draws=pick(self.n_draws),
         )
 
     def mean_abs(self) -> np.ndarray:
@@ -133,11 +139,46 @@ class Explanation:
             return None
         return np.sqrt((self.std_errors**2).sum(axis=0)) / self.values.shape[0]
 
+    def error_multipliers(self, level=0.95) -> np.ndarray:
+        """Standard errors per half-width of each row's two-sided ``level`` interval:
+        the t quantile with ``n_draws - 1`` degrees of freedom where a row's errors rest
+        on 2 or more draws (1.96 SE from 2 draws would cover 70 %, not 95 %), else the
+        normal quantile (1.96 at 95 %)."""
+        from scipy.stats import norm
+        from scipy.stats import t as student_t
+
+        if not 0.0 < level < 1.0:
+            raise ValueError(f"The 'level' parameter must be in (0, 1); got {level!r}.")
+        tail = (1.0 + level) / 2.0
+        draws = (np.zeros(len(self), dtype=np.int64) if self.n_draws is None
+                 else self.n_draws)
+        with np.errstate(invalid="ignore"):
+            t_quantiles = student_t.ppf(tail, np.maximum(draws - 1, 1))
+        return np.where(draws >= 2, t_quantiles, norm.ppf(tail))
+
+    def error_bars(self, level=0.95) -> np.ndarray | None:
+        """Half-widths of the two-sided ``level`` intervals of ``values`` (same shape):
+        :meth:`error_multipliers` times ``std_errors``; None without standard errors.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skshapley.explain import Explanation
+        >>> e = Explanation(np.ones((1, 2)), np.zeros(1), np.zeros((1, 2)), ["a", "b"],
+        ...                 std_errors=np.ones((1, 2)), n_draws=[5])
+        >>> e.error_bars().round(3)  # t with 4 degrees of freedom
+        array([[2.776, 2.776]])
+        """
+        if self.std_errors is None:
+            return None
+        multipliers = self.error_multipliers(level)
+        return multipliers.reshape((-1,) + (1,) * (self.std_errors.ndim - 1)) * self.std_errors
+
     def to_shap(self):
         """Convert to ``shap.Explanation`` (needs shap).
 
-        Our standard errors go to ``lower_bounds``/``upper_bounds`` as
-        values ∓ 1.96 SE, so shap's plots can draw them.
+        Our 95 % intervals (:meth:`error_bars`) go to ``lower_bounds``/``upper_bounds``,
+        so shap's plots can draw them.
         """
         try:
             import shap
@@ -145,8 +186,8 @@ class Explanation:
             raise ImportError("to_shap() needs shap: pip install shap") from err
         lower = upper = None
         if self.std_errors is not None:
-            lower = self.values - 1.959964 * self.std_errors
-            upper = self.values + 1.959964 * self.std_errors
+            lower = self.values - self.error_bars()
+            upper = self.values + self.error_bars()
         return shap.Explanation(
             values=self.values, base_values=self.base_values, data=self.data,
             feature_names=self.feature_names, output_names=self.output_names,

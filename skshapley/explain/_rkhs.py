@@ -505,6 +505,7 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
         return Explanation(values, np.full(X.shape[0], self.expected_value_), X, names,
                            std_errors=std,
                            n_evaluations=np.full(X.shape[0], result.n_evaluations),
+                           n_draws=np.full(X.shape[0], result.n_draws),
                            method=f"rkhs-{value or self.value} ({result.method})")
 
     def transform(self, X):

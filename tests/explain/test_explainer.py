@@ -246,8 +246,16 @@ def test_to_shap_carries_error_bars(diabetes, forest):
     converted = explanation.to_shap()
     assert isinstance(converted, shap.Explanation)
     np.testing.assert_array_equal(converted.values, explanation.values)
+    # 95 % t intervals on the rows' independent draws (11 antithetic pairs here)
+    from scipy.stats import t as student_t
+
+    assert (explanation.n_draws == 11).all()
     np.testing.assert_allclose(converted.upper_bounds - converted.values,
-                               1.959964 * explanation.std_errors)
+                               student_t.ppf(0.975, 10) * explanation.std_errors)
+    np.testing.assert_allclose(explanation.error_bars(), converted.upper_bounds - converted.values)
+    exact = ShapleyExplainer(forest, prefit=True, background=10).fit(X.values).explain(
+        X.values[:2])
+    np.testing.assert_allclose(exact.error_multipliers(), 1.959964, rtol=1e-6)  # no draws
 
 
 @pytest.mark.parametrize("method", ["stratified", "owen", "owen_halved"])
