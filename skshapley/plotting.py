@@ -316,7 +316,8 @@ def waterfall(explanation, row=0, *, ax=None, max_display=20, output=0):
     red when it pushes the output up and blue when down. With more than
     ``max_display`` features the smallest are lumped into one bar, so the last bar always
     ends at the prediction, base + sum(phi). 95 % error bars (``Explanation.error_bars``:
-    ±1.96 standard errors, or a t quantile's with few draws) sit at each bar's end when the explanation has non-zero standard errors.
+    ±1.96 standard errors, or a t quantile's with few draws) sit at each bar's end when
+    the explanation has non-zero standard errors.
 
     Parameters
     ----------
