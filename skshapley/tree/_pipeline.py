@@ -2,8 +2,8 @@
 
 When every step before the model maps each input column on its own to one output column
 (scalers, imputers, quantile and power transforms, ordinal encoders and discretisers,
-skshapley's ``MomentQuantileTransformer``, and ColumnTransformers of these, which may
-reorder or drop columns), the pipeline's interventional game over its input columns is
+skshapley's ``MomentQuantileTransformer``, and ColumnTransformers and Pipelines of these,
+which may reorder or drop columns), the pipeline's interventional game over its input columns is
 the tree model's game over the transformed columns with the transformed background: a
 coalition's columns are transformed one by one, whatever the other columns hold. TreeSHAP
 of the model, fed the transformed rows, therefore gives the pipeline's values exactly:
@@ -49,8 +49,11 @@ def _input_column_of_outputs(step):
     """Input column of each output column of a column-wise ``step``, or why it is not
     column-wise (a string)."""
     from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
 
     name = type(step).__name__
+    if isinstance(step, Pipeline):  # e.g. an imputer then a scaler for some columns
+        return _composed_columns(step.steps, int(step.n_features_in_))
     if isinstance(step, ColumnTransformer):
         inputs = []
         for part_name, part, _ in step.transformers_:
@@ -82,6 +85,20 @@ def _input_column_of_outputs(step):
     return np.arange(int(step.n_features_in_))
 
 
+def _composed_columns(steps, n_features):
+    """Input column of each output column of column-wise ``steps`` run one after the
+    other (None and "passthrough" skipped), or why they are not column-wise."""
+    column_of = np.arange(n_features)  # position -> input column
+    for _, step in steps:
+        if step is None or (isinstance(step, str) and step == "passthrough"):
+            continue
+        inputs = _input_column_of_outputs(step)
+        if isinstance(inputs, str):
+            return inputs
+        column_of = column_of[inputs]
+    return column_of
+
+
 def read_pipeline(pipeline, read_model):
     """TreeEnsemble of a Pipeline of column-wise transformers ending in a tree model.
 
@@ -94,13 +111,10 @@ def read_pipeline(pipeline, read_model):
     model = pipeline.steps[-1][1]
     if not steps:
         return read_model(model)
-    column_of = np.arange(int(pipeline.n_features_in_))  # position -> input column
-    for step in steps:
-        inputs = _input_column_of_outputs(step)
-        if isinstance(inputs, str):
-            raise ValueError(f"method='tree' reads a Pipeline when every step before its "
-                             f"model transforms columns one by one; {inputs}.")
-        column_of = column_of[inputs]
+    column_of = _composed_columns(pipeline.steps[:-1], int(pipeline.n_features_in_))
+    if isinstance(column_of, str):
+        raise ValueError(f"method='tree' reads a Pipeline when every step before its "
+                         f"model transforms columns one by one; {column_of}.")
     ensemble = read_model(model)
     encoder = PlacedColumns(pipeline[:-1], column_of, pipeline.n_features_in_,
                             ensemble.input_encoder)

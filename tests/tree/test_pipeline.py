@@ -54,6 +54,26 @@ def test_columnwise_steps_keep_exact_treeshap(steps):
                                tree.estimator_.predict(rows), atol=1e-9)
 
 
+def test_pipelines_nested_in_a_column_transformer_keep_exact_treeshap():
+    # an imputer then a scaler for some columns, in reversed order, the rest passed through
+    from sklearn.compose import make_column_transformer
+
+    X, y = _frame(seed=4, nan=0.05)
+    columns = make_column_transformer(
+        (make_pipeline(SimpleImputer(), StandardScaler()), ["d", "b"]),
+        (make_pipeline(SimpleImputer(strategy="median"), "passthrough"), ["a"]),
+        remainder="passthrough")
+    pipeline = make_pipeline(columns, HistGradientBoostingRegressor(max_iter=20,
+                                                                    random_state=0))
+    tree = ShapleyExplainer(pipeline, background=20, random_state=0).fit(X, y)
+    exact = ShapleyExplainer(pipeline, method="exact", background=20,
+                             random_state=0).fit(X, y)
+    assert tree.method_ == "tree"
+    rows = X.iloc[:8]
+    np.testing.assert_allclose(tree.explain(rows).values, exact.explain(rows).values,
+                               atol=1e-9)
+
+
 def test_imputer_before_a_forest_classifier():
     X, y = _frame(seed=1, nan=0.1)
     labels = (y > np.median(y)).astype(int)
