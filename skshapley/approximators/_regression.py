@@ -372,9 +372,9 @@ def _fit_surrogate(design, differences, delta, d, max_terms, rng):
         phi[:, outputs], beta, influence[:, :, outputs] = _odd_fit(
             features, design, differences[:, outputs], delta[outputs], terms, d)
         free = sum(len(t) % 2 for t in terms) - 1
-        residuals = differences[:, outputs] - 2.0 * features @ beta
-        rss = np.sum(design.pair_weights[:, None] * residuals**2, axis=0)
-        for j, output_rss in zip(outputs, rss, strict=True):
+        for column, j in enumerate(outputs):  # output by output: its bits, alone or not
+            residuals = differences[:, j] - 2.0 * features @ beta[:, column]
+            output_rss = np.sum(design.pair_weights * residuals**2)
             cv_loss = chosen[j][1]
             scale[j] = _hc1(n_pairs, free)
             if cv_loss is not None and output_rss > 0:

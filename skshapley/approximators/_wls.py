@@ -73,6 +73,7 @@ def constrained_wls(features, weights, targets, constraint, value, readout, *,
     """
     features = np.asarray(features, dtype=np.float64)
     n, p = features.shape
+    k = targets.shape[1]
     pivot = int(np.argmax(np.abs(constraint)))
     rest = np.delete(np.arange(p), pivot)
     scale = constraint[rest] / constraint[pivot]
@@ -83,17 +84,24 @@ def constrained_wls(features, weights, targets, constraint, value, readout, *,
     hessian = reduced.T @ weighted
     if penalty is not None:
         hessian[np.diag_indices_from(hessian)] += penalty[rest]
-    theta, apply_inverse, _ = _solve_normal(hessian, weighted.T @ shifted)
-    beta = np.empty((p, targets.shape[1]))
+    # Output by output (matrix-vector products): a matrix product over all outputs may
+    # round an output differently with other outputs beside it, and stacked games (an
+    # explainer's rows) must give each output the bits it gets alone, for any n_jobs.
+    theta = np.empty((p - 1, k))
+    theta[:, 0], apply_inverse, _ = _solve_normal(hessian, weighted.T @ shifted[:, 0])
+    for j in range(1, k):
+        theta[:, j] = apply_inverse(weighted.T @ shifted[:, j])
+    beta = np.empty((p, k))
     beta[rest] = theta
-    beta[pivot] = (value - constraint[rest] @ theta) / constraint[pivot]
-    phi = readout @ beta
+    beta[pivot] = [(value[j] - constraint[rest] @ theta[:, j]) / constraint[pivot]
+                   for j in range(k)]
+    phi = np.stack([readout @ beta[:, j] for j in range(k)], axis=1)
     if not influence:
         return phi, beta, None
     # d phi / d theta = T_rest - T_pivot scale'  (through the eliminated coordinate).
     lift = readout[:, rest] - np.outer(readout[:, pivot], scale)  # (d, p-1)
     projected = reduced @ apply_inverse(lift.T)  # (n, d): row i is (lift H^-1 x_i)'
-    residuals = shifted - reduced @ theta  # (n, k)
+    residuals = np.stack([shifted[:, j] - reduced @ theta[:, j] for j in range(k)], axis=1)
     rows = projected[:, :, None] * (weights[:, None] * residuals)[:, None, :]
     return phi, beta, rows
 

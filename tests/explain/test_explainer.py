@@ -80,7 +80,7 @@ def test_permutation_is_reproducible_for_any_n_jobs_and_row_order(diabetes, fore
     assert (serial.n_evaluations == 2 + 9 * 2 * (198 // 18)).all()
 
 
-@pytest.mark.parametrize("method", ["surrogate", "kernel"])
+@pytest.mark.parametrize("method", ["surrogate", "kernel", "kadd"])
 def test_regression_values_do_not_depend_on_n_jobs_or_the_rows_explained_with(
         diabetes, forest, method):
     # Rows share one coalition design and one model call, but each row's fit is its own:
@@ -92,9 +92,9 @@ def test_regression_values_do_not_depend_on_n_jobs_or_the_rows_explained_with(
     parallel = ShapleyExplainer(forest, n_jobs=2, **kwargs).fit(X.values).explain(X.values[:20])
     alone = ShapleyExplainer(forest, **kwargs).fit(X.values).explain(X.values[17:20])
     for other, rows in ((parallel, slice(None)), (alone, slice(17, 20))):
-        np.testing.assert_allclose(other.values, serial.values[rows], rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(other.std_errors, serial.std_errors[rows], rtol=1e-10,
-                                   atol=1e-12)
+        # the same bits: each output is fitted by matrix-vector products of its own
+        np.testing.assert_array_equal(other.values, serial.values[rows])
+        np.testing.assert_array_equal(other.std_errors, serial.std_errors[rows])
 
 
 def test_sampler_instance_restarts_for_every_row(diabetes, forest):
