@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 
 DEFAULT_METHODS = "permutation:antithetic,permutation:orthogonal,kernel,surrogate"
+DEFAULT_PLAYERS = 12
 
 
 def add_parser(commands, helpers):
@@ -31,8 +32,9 @@ def add_parser(commands, helpers):
     bench.add_argument("--game", choices=["diabetes", "unanimity"], default="diabetes",
                        help="diabetes (default): a fitted model's interventional game; "
                             "unanimity: a random sum of unanimity games")
-    bench.add_argument("--players", type=helpers.positive_int, default=12, metavar="D",
-                       help="players of --game unanimity (default 12)")
+    bench.add_argument("--players", type=helpers.positive_int, default=None, metavar="D",
+                       help="players of --game unanimity (default 12); the diabetes game "
+                            "has its 10 features and takes no --players")
     bench.add_argument("--methods", default=DEFAULT_METHODS, metavar="M,M,...",
                        help="comma-separated methods; permutation:SAMPLER picks the "
                             f"ordering sampler (default {DEFAULT_METHODS})")
@@ -44,7 +46,7 @@ def add_parser(commands, helpers):
     bench.add_argument("--csv", metavar="PATH", help="write the table as CSV here")
     bench.add_argument("--plot", default="skshapley_bench.png", metavar="PNG",
                        help="relative error against budget (default skshapley_bench.png)")
-    bench.add_argument("--random-state", type=int, default=0,
+    bench.add_argument("--random-state", type=helpers.seed, default=0,
                        help="seed of the model, the games and the sampling (default 0)")
     bench.add_argument("--progress", action="store_true", help="show a progress bar")
     helpers.add_debug_argument(bench)
@@ -139,6 +141,11 @@ def run(args, out, usage_error) -> None:
                                    ("--plot", args.plot, (".png", ".pdf", ".svg"))):
         if path is not None:
             _check_writable(option, path, usage_error, suffixes)
+    if args.game != "unanimity" and args.players is not None:
+        raise usage_error(f"--players {args.players} applies only to --game unanimity; the "
+                          f"{args.game} game has one player per feature (10)")
+    if args.players is None:
+        args.players = DEFAULT_PLAYERS
     if args.game == "unanimity" and not 2 <= args.players <= 30:
         raise usage_error(f"--players {args.players}: use 2 to 30 players")
     title, games, exact_seconds = _games(args)

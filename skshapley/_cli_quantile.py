@@ -56,7 +56,7 @@ def add_parser(commands, helpers):
                           help="column drawn in --plot (default: the first)")
     quantile.add_argument("--chunksize", type=helpers.positive_int, default=100_000,
                           metavar="ROWS", help="rows read at a time (default 100000)")
-    quantile.add_argument("--random-state", type=int, default=0,
+    quantile.add_argument("--random-state", type=helpers.seed, default=0,
                           help="seed of the synthetic data and the row sample (default 0)")
     quantile.add_argument("--progress", action="store_true",
                           help="show a progress bar over chunks")

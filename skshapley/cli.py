@@ -78,6 +78,12 @@ def int_at_least(minimum):
 
 
 _positive_int = int_at_least(1)
+# A seed for NumPy and scikit-learn, which take integers in [0, 2**32 - 1].
+_seed = _argument_type(int, lambda value: 0 <= value < 2**32, "an integer in [0, 2**32 - 1]",
+                       "seed")
+# joblib's n_jobs: N jobs, or -1 for all cores, -2 for all but one; 0 means nothing.
+_n_jobs = _argument_type(int, lambda value: value != 0,
+                         "a non-zero integer (N jobs; -1: all cores)", "n_jobs")
 
 
 def _max_evals(text):
@@ -107,12 +113,15 @@ def build_parser() -> argparse.ArgumentParser:
         "explain", help="explain a model's predictions",
         description="Fit a model, explain rows with Shapley values, print a ranked table "
                     "and write a summary PNG. Without --data it uses scikit-learn's "
-                    "bundled diabetes data and a HistGradientBoostingRegressor.",
+                    "bundled diabetes data. The default model is a "
+                    "HistGradientBoostingRegressor (a ...Classifier for a text target), "
+                    "which takes missing values (NaN) in the features.",
     )
     add_data_arguments(explain)
     explain.add_argument("--model", metavar="MODULE:CLASS",
-                         help="estimator class, built with no arguments "
-                              "(default sklearn.ensemble:HistGradientBoostingRegressor)")
+                         help="estimator class, built with no arguments (default "
+                              "sklearn.ensemble:HistGradientBoostingRegressor, or "
+                              "...Classifier for a text target)")
     explain.add_argument("--rows", type=_positive_int, default=20,
                          help="explain the first N rows (default 20)")
     explain.add_argument("--method", default="auto",
@@ -127,10 +136,10 @@ def build_parser() -> argparse.ArgumentParser:
                          help="background rows sampled from the data (default 100)")
     explain.add_argument("--output", default="skshapley_summary.png", metavar="PATH",
                          help="summary plot (default skshapley_summary.png)")
-    explain.add_argument("--random-state", type=int, default=0,
+    explain.add_argument("--random-state", type=_seed, default=0,
                          help="seed of the background sample, the sampling and the "
                               "model when it has a random_state (default 0)")
-    explain.add_argument("--n-jobs", type=int, default=None,
+    explain.add_argument("--n-jobs", type=_n_jobs, default=None,
                          help="parallel jobs over rows (default 1; -1: all cores)")
     explain.add_argument("--backend", default=None,
                          help="kernel backend: auto, numpy or numba (default: the "
@@ -140,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_attribute_parser(commands)
     _add_select_parser(commands)
     helpers = SimpleNamespace(positive_int=_positive_int, int_at_least=int_at_least,
+                              seed=_seed, n_jobs=_n_jobs,
                               add_data_arguments=add_data_arguments,
                               add_debug_argument=add_debug_argument)
     _cli_quantile.add_parser(commands, helpers)
@@ -159,7 +169,7 @@ def _add_attribute_parser(commands):
         description="Split the rows into training and test sets, fit a least-squares (or "
                     "ridge) model with intercept, and attribute its out-of-sample R² to the "
                     "features by Shapley values (LS-SPA): prints each feature's share with "
-                    "its 95 %% error bar and writes a bar chart. Without --data it uses "
+                    "its 95 % error bar and writes a bar chart. Without --data it uses "
                     "scikit-learn's bundled diabetes data.",
     )
     add_data_arguments(attribute)
@@ -178,7 +188,7 @@ def _add_attribute_parser(commands):
                                 "(default 0.01)")
     attribute.add_argument("--output", default="skshapley_attribution.png", metavar="PATH",
                            help="bar chart (default skshapley_attribution.png)")
-    attribute.add_argument("--random-state", type=int, default=0,
+    attribute.add_argument("--random-state", type=_seed, default=0,
                            help="seed of the train/test split and the sampling (default 0)")
     add_debug_argument(attribute)
 
@@ -217,8 +227,8 @@ def _add_select_parser(commands):
     select.add_argument("--importance", default="refit",
                         help="refit (default), performance or mean_abs_shap")
     select.add_argument("--method", default="cmcs_at_k",
-                        help="cmcs_at_k (default), greedy_cmcs, cmcs, sampling_shap_at_k or "
-                             "exact")
+                        help="cmcs_at_k (default), greedy_cmcs, cmcs, sampling_shap_at_k, "
+                             "regression or exact")
     select.add_argument("--max-evals", type=_max_evals, default="auto",
                         help="most game evaluations (model fits for refit), or auto")
     select.add_argument("--delta", type=_fraction, default=0.01,
@@ -229,17 +239,19 @@ def _add_select_parser(commands):
                         help="scikit-learn scorer name (default: the model's score)")
     select.add_argument("--output", default="skshapley_topk.png", metavar="PATH",
                         help="plot of the estimates (default skshapley_topk.png)")
-    select.add_argument("--random-state", type=int, default=0,
+    select.add_argument("--random-state", type=_seed, default=0,
                         help="seed of the split, the model and the sampling (default 0)")
-    select.add_argument("--n-jobs", type=int, default=None,
+    select.add_argument("--n-jobs", type=_n_jobs, default=None,
                         help="parallel model fits (default 1; -1: all cores)")
     select.add_argument("--progress", action="store_true", help="show a progress bar")
     add_debug_argument(select)
 
 
-def _load_data(path, target, text=False):
+def _load_data(path, target, text=False, allow_nan=False):
     """(X, y, feature names) read from a CSV file; pandas parses it. X is a float array,
-    or with ``text`` a DataFrame that may keep text columns."""
+    or with ``text`` a DataFrame that may keep text columns. With ``allow_nan``, for a
+    model that takes missing values, the feature columns may hold NaN (never the target,
+    which the model is fitted on)."""
     import numpy as np
 
     if target is None:
@@ -271,7 +283,7 @@ def _load_data(path, target, text=False):
             f"non-numeric feature columns in {path!r}: {text_columns}; encode them first "
             "(skshapley explain and select take them as they are)"
         )
-    missing = [c for c in list(frame.columns) + [target]
+    missing = [c for c in ([] if allow_nan else list(frame.columns)) + [target]
                if (frame[c] if c != target else y).isna().any()]
     if missing:
         raise UsageError(f"missing values (NaN) in columns {missing} of {path!r}")
@@ -285,11 +297,14 @@ def _load_data(path, target, text=False):
     return frame.to_numpy(dtype=float), y.to_numpy(), names
 
 
-def _load_model(spec):
+def _load_model(spec, classes=False):
+    """The estimator of ``--model``; by default a HistGradientBoosting regressor, or its
+    classifier with ``classes`` (a text target)."""
     if spec is None:
-        from sklearn.ensemble import HistGradientBoostingRegressor
+        from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 
-        return HistGradientBoostingRegressor(random_state=0)
+        cls = HistGradientBoostingClassifier if classes else HistGradientBoostingRegressor
+        return cls(random_state=0)
     module_name, _, class_name = spec.partition(":")
     if not module_name or not class_name:
         raise UsageError(f"--model must look like module:Class (e.g. sklearn.linear_model:Ridge); "
@@ -307,7 +322,37 @@ def _load_model(spec):
         raise UsageError(f"--model: {spec} cannot be built without arguments ({err})") from None
     if not hasattr(model, "fit"):
         raise UsageError(f"--model: {spec} is not an estimator (it has no fit method)")
+    if type(model).__module__.partition(".")[0] == "lightgbm":
+        # LightGBM logs every fit to stdout (the selector refits hundreds of times) unless
+        # told not to; verbose=-1 is its own switch, kept by clone().
+        model.set_params(verbose=-1)
     return model
+
+
+def _allows_nan(model):
+    """Whether ``model`` takes missing values (scikit-learn's ``allow_nan`` input tag)."""
+    from sklearn.utils import get_tags
+
+    try:
+        return bool(get_tags(model).input_tags.allow_nan)
+    except (AttributeError, TypeError, ValueError):  # not a scikit-learn estimator
+        return False
+
+
+def _is_text(y):
+    """Whether the target ``y`` holds labels that are not numbers (text or booleans)."""
+    return getattr(y, "dtype", None) is not None and y.dtype.kind in "OSUb"
+
+
+def _check_numeric_target(model, y, target):
+    """A regressor cannot be fitted on text labels: say so before the fit does."""
+    from sklearn.base import is_regressor
+
+    if _is_text(y) and y.dtype.kind != "b" and is_regressor(model):
+        raise UsageError(
+            f"target column {target!r} is not numeric (e.g. {str(y[0])!r}) and "
+            f"{type(model).__name__} is a regressor; choose a classifier via --model "
+            "(e.g. sklearn.ensemble:HistGradientBoostingClassifier)")
 
 
 def _print_table(explanation, explainer, out):
@@ -399,9 +444,24 @@ def _explain(args, out) -> ExitCode:
     matplotlib.use("Agg")
 
     from skshapley import ShapleyExplainer, config_context
+    from skshapley.approximators import METHODS
 
-    X, y, names, _ = _data_or_diabetes(args, text=True)
-    model, X = _with_text_encoded(_seeded(_load_model(args.model), args.random_state), X)
+    # ShapleyExplainer's methods: the approximators' and TreeSHAP
+    methods = ["auto", "tree", *(name for name in METHODS if name != "auto")]
+    if args.method not in methods:
+        raise UsageError(f"--method {args.method!r} is not one of {methods}")
+    # The data are read before the default model is chosen (a classifier for a text
+    # target), so NaN is let through first and refused below if that model rejects it.
+    X, y, names, _ = _data_or_diabetes(args, text=True, allow_nan=True)
+    model = _load_model(args.model, classes=args.model is None and _is_text(y))
+    missing = [c for c in getattr(X, "columns", []) if X[c].isna().any()]
+    if missing and not _allows_nan(model):
+        raise UsageError(f"missing values (NaN) in columns {missing} of {args.data!r}, which "
+                         f"{type(model).__name__} does not take; impute them, or choose a "
+                         "--model that takes them (e.g. the default, "
+                         "sklearn.ensemble:HistGradientBoostingRegressor)")
+    _check_numeric_target(model, y, args.target)
+    model, X = _with_text_encoded(_seeded(model, args.random_state), X)
     _check_output_path(args.output)
     explainer = ShapleyExplainer(
         model, method=args.method, max_evals=args.max_evals, tol=args.tol,
@@ -425,12 +485,12 @@ def _explain(args, out) -> ExitCode:
     return ExitCode.OK
 
 
-def _data_or_diabetes(args, text=False):
+def _data_or_diabetes(args, text=False, allow_nan=False):
     """(X, y, feature names, source name) from ``--data``/``--target``, or scikit-learn's
     diabetes data; X and y are NumPy arrays (so only ``--data`` needs pandas), except a
     CSV read with ``text``, which stays a DataFrame."""
     if args.data is not None:
-        return (*_load_data(args.data, args.target, text), args.data)
+        return (*_load_data(args.data, args.target, text, allow_nan), args.data)
     if args.target is not None:
         raise UsageError("--target needs --data CSV")
     from sklearn.datasets import load_diabetes
@@ -516,6 +576,25 @@ def _select_model(spec, y):
     return cls(n_estimators=20, random_state=0)
 
 
+def _check_budget(args, n_features):
+    """Refuse a --max-evals too small to sample every feature once: the selector would
+    report all estimates 0 with infinite intervals and keep the first columns."""
+    if args.max_evals == "auto" or args.importance == "mean_abs_shap" \
+            or args.method == "exact":
+        return  # "auto" fits; mean_abs_shap spends no budget; exact checks its own
+    # v(∅), v(N) and one round of n_features + 1 evaluations (a reference set and each
+    # feature added to it, CMCS) sample every feature once; from 2**n_features on, the
+    # selector enumerates all subsets instead.
+    smallest = min(n_features + 3, 2**n_features)
+    if args.max_evals < smallest:
+        raise UsageError(
+            f"--max-evals {args.max_evals} is too small for {n_features} features: at "
+            f"least {smallest} evaluations are needed to sample every feature once "
+            f"(v(∅), v(N) and one round of {n_features + 1}); finite intervals need 30 "
+            f"rounds (about {30 * (n_features + 1) + 2}), and auto picks "
+            f"{60 * (n_features + 1)}")
+
+
 def _select(args, out) -> ExitCode:
     import matplotlib
 
@@ -528,6 +607,7 @@ def _select(args, out) -> ExitCode:
     if isinstance(args.k, int) and args.k > X.shape[1]:
         raise UsageError(f"--k {args.k} is more than the {X.shape[1]} features of {source!r}")
     model, X = _with_text_encoded(_seeded(_select_model(args.model, y), args.random_state), X)
+    _check_budget(args, X.shape[1])
     _check_output_path(args.output)
     selector = TopKShapleySelector(
         model, k=args.k, importance=args.importance, method=args.method,
@@ -539,8 +619,18 @@ def _select(args, out) -> ExitCode:
     ax = topk(selector, feature_names=names)
     figure = ax.figure
     _save_figure(figure, args.output, tight=True)
-    status = ("the PAC rule holds" if selector.converged_
-              else "the PAC rule does not hold yet (raise --max-evals or --epsilon)")
+    if args.importance == "mean_abs_shap":
+        # Not one game's Shapley values, so there is nothing to certify
+        # (doc/user_guide/topk.rst); the intervals are the spread over the explained rows.
+        status = ("no certificate: the PAC rule does not apply to mean |SHAP| (intervals: "
+                  "spread over the explained validation rows)")
+    elif selector.converged_:
+        status = "the PAC rule holds"
+    elif selector.method_.startswith("lsspa"):
+        # LS-SPA's values come without model fits, so --max-evals does not limit them.
+        status = "the PAC rule does not hold (raise --epsilon)"
+    else:
+        status = "the PAC rule does not hold yet (raise --max-evals or --epsilon)"
     print(f"data: {source}   model: {type(model).__name__}   importance: "
           f"{args.importance}   method: {selector.method_}", file=out)
     print(f"kept {selector.k_} of {len(names)} features with {selector.n_evaluations_} "

@@ -1,4 +1,5 @@
 import os
+import pathlib
 import re
 import subprocess
 import sys
@@ -157,6 +158,8 @@ def csv_files(tmp_path):
     paths["header_only"].write_text("a,b,y\n")
     paths["target_only"] = tmp_path / "target_only.csv"
     good[["y"]].to_csv(paths["target_only"], index=False)
+    paths["text_target"] = tmp_path / "text_target.csv"
+    good.assign(y=["neg", "pos", "neg", "pos"]).to_csv(paths["text_target"], index=False)
     paths["good"] = tmp_path / "good.csv"
     good.to_csv(paths["good"], index=False)
     paths["binary"] = tmp_path / "binary.csv"
@@ -176,7 +179,10 @@ def csv_files(tmp_path):
         (["--data", "{good}", "--target", "nope"], "target column 'nope' is not in"),
         (["--data", "{good}"], "--data needs --target"),
         (["--target", "y"], "--target needs --data"),
-        (["--data", "{nan}", "--target", "y"], r"missing values \(NaN\) in columns \['a'\]"),
+        (["--data", "{nan}", "--target", "y"],
+         r"missing values \(NaN\) in columns \['a'\] .*which LinearRegression does not take"),
+        (["--data", "{text_target}", "--target", "y"],
+         r"target column 'y' is not numeric .*regressor; choose a classifier via --model"),
         (["--data", "{inf}", "--target", "y"], r"infinite values in columns \['b'\]"),
         (["--model", "sklearn.linear_model"], "module:Class"),
         (["--model", "sklearn.nothing_here:Ridge"], "cannot import module"),
@@ -186,6 +192,10 @@ def csv_files(tmp_path):
         (["--model", "collections:OrderedDict"], "not an estimator"),
         (["--method", "tree", "--model", "sklearn.linear_model:LinearRegression"],
          "cannot explain this model exactly"),
+        (["--method", "foo"], r"--method 'foo' is not one of \['auto', 'tree', 'exact'"),
+        (["--n-jobs", "0"], r"argument --n-jobs: expected a non-zero integer .*got '0'"),
+        (["--random-state", "-1"], r"argument --random-state: expected an integer in "
+                                   r"\[0, 2\*\*32 - 1\], got '-1'"),
         (["--rows", "0"], "positive integer"),
         (["--rows", "x"], "positive integer"),
         (["--max-evals", "3", "--method", "permutation"], "too small"),
@@ -376,6 +386,9 @@ def test_attribute_csv_sampled_with_error_bars(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("args, message", [
+    # bundled data: 10 features, so "auto" enumerates and never used the sampler
+    (["--sampler", "foo"], "The 'sampler' parameter must be one of ['argsort', "),
+    (["--random-state", "-1"], "argument --random-state: expected an integer in"),
     (["--test-size", "1.5"], "argument --test-size: expected a number in (0, 1)"),
     (["--alpha", "-1"], "argument --alpha: expected a number >= 0"),
     (["--method", "fast"], "The 'method' parameter must be one of"),
@@ -445,3 +458,80 @@ def test_attribute_constant_column_exits_2(tmp_path, capsys):
     assert main(["attribute", "--data", str(tmp_path / "c.csv"), "--target", "y",
                  "--output", str(tmp_path / "a.png")]) == ExitCode.USAGE_ERROR
     assert "column 1 of X_train is constant" in _one_line_error(capsys.readouterr().err)
+
+
+def test_attribute_help_prints_percent_signs_once(capsys):
+    # the description is not %-formatted by argparse, the option help is
+    assert main(["attribute", "--help"]) == ExitCode.OK
+    text = " ".join(capsys.readouterr().out.split())
+    assert "%%" not in text
+    assert "its 95 % error bar" in text and "estimated 95 % error is below TOL" in text
+
+
+def _csv_driven_by_a(tmp_path, target):
+    """80 rows of features a (NaN in every tenth row) and b, and a target driven by a:
+    numbers ("y") or text labels ("label")."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=80), "b": rng.normal(size=80)})
+    frame["y"] = 3 * frame["a"] + 0.1 * rng.normal(size=80)
+    frame["label"] = np.where(frame["a"] > 0, "pos", "neg")
+    frame.loc[::10, "a"] = np.nan
+    path = tmp_path / f"{target}.csv"
+    frame.drop(columns=[c for c in ("y", "label") if c != target]).to_csv(path, index=False)
+    return str(path)
+
+
+def test_explain_lets_nan_through_to_a_model_that_takes_it(tmp_path, capsys):
+    # the default HistGradientBoostingRegressor handles NaN itself (allow_nan tag)
+    args = ["explain", "--data", _csv_driven_by_a(tmp_path, "y"), "--target", "y",
+            "--rows", "20", "--output", str(tmp_path / "p.png")]
+    assert main([*args, "--model", "sklearn.linear_model:Ridge"]) == ExitCode.USAGE_ERROR
+    assert "missing values (NaN) in columns ['a']" in _one_line_error(capsys.readouterr().err)
+    assert main(args) == ExitCode.OK  # rows 0 and 10 hold NaN
+    captured = capsys.readouterr()
+    assert captured.err == "" and "method: tree" in captured.out
+    table = dict((name, value) for name, value, _ in _table(captured.out))
+    assert table["a"] > 10 * table["b"] > 0  # y is 3 a plus noise: a dominates
+
+
+def test_explain_still_refuses_infinity_for_a_model_that_takes_nan(csv_files, tmp_path,
+                                                                      capsys):
+    assert main(["explain", "--data", csv_files["inf"], "--target", "y",
+                 "--output", str(tmp_path / "p.png")]) == ExitCode.USAGE_ERROR
+    assert "infinite values in columns ['b']" in _one_line_error(capsys.readouterr().err)
+
+
+def test_explain_fits_a_classifier_to_a_text_target(tmp_path, capsys):
+    # as select does: the default model becomes HistGradientBoostingClassifier
+    path = _csv_driven_by_a(tmp_path, "label")
+    assert main(["explain", "--data", path, "--target", "label", "--rows", "5",
+                 "--output", str(tmp_path / "p.png")]) == ExitCode.OK
+    out = capsys.readouterr().out
+    # one output, the log-odds of "pos"; the label is the sign of a, which b does not
+    # predict (the booster still fits some noise on 80 rows)
+    assert "method: tree" in out and "outputs:" not in out
+    (first, a_value, _), (second, b_value, _) = _table(out)
+    assert (first, second) == ("a", "b") and a_value > 3 * b_value
+
+
+def test_lightgbm_models_are_silenced(tmp_path, capfd):
+    pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
+    frame["y"] = frame["a"] - frame["b"]
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    assert main(["explain", "--data", str(tmp_path / "d.csv"), "--target", "y",
+                 "--model", "lightgbm:LGBMRegressor", "--rows", "2",
+                 "--output", str(tmp_path / "p.png")]) == ExitCode.OK
+    captured = capfd.readouterr()
+    assert "[LightGBM]" not in captured.out + captured.err  # 100+ lines before verbose=-1
+    assert "method: tree" in captured.out
+
+
+def test_getting_started_names_every_command():
+    text = (pathlib.Path(__file__).resolve().parents[1] / "doc" / "getting_started"
+            / "index.rst").read_text()
+    commands = cli.build_parser()._subparsers._group_actions[0].choices
+    assert set(commands) == {"explain", "select", "attribute", "quantile", "bench"}
+    sentence = " ".join(text[text.index("Every capability is also a command"):].split())
+    assert all(re.search(rf"``(skshapley )?{name}``", sentence[:200]) for name in commands)

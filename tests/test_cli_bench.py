@@ -66,6 +66,9 @@ def test_model_game_errors_are_small_and_shrink(tmp_path, capsys):
     (["--budgets", "a,b"], "integers >= 4"),
     (["--game", "unanimity", "--players", "1"], "use 2 to 30 players"),
     (["--game", "chess"], "invalid choice"),
+    # the diabetes game has its 10 features; --players used to be ignored silently
+    (["--players", "8"], "--players 8 applies only to --game unanimity"),
+    (["--random-state", "-1"], "argument --random-state: expected an integer in"),
     (["--csv", "{tmp}/missing/b.csv"], "does not exist"),
     (["--plot", "{tmp}/b.txt"], r"expected a \.png"),
 ])

@@ -138,6 +138,9 @@ def bad_files(tmp_path, frame):
     (["--n-moments", "30"], "at most 20 moments"),
     (["--probabilities", "0.5,1.5"], r"numbers in \[0, 1\]"),
     (["--chunksize", "0"], "positive integer"),
+    # numpy's own message names no option: "expected non-negative integer"
+    (["--random-state", "-1"], r"argument --random-state: expected an integer in "
+                               r"\[0, 2\*\*32 - 1\], got '-1'"),
     (["--output-distribution", "cauchy"], "invalid choice"),
     (["--plot", "{dir}"], "is a directory"),
     (["--plot", "{missing}/sub/p.png"], "does not exist"),

@@ -67,6 +67,11 @@ def test_select_with_refits_and_a_budget(tmp_path, csv_path, capsys):
      (["--importance", "gain"], "'importance' parameter"),
      (["--method", "magic"], "'method' parameter"),
      (["--max-evals", "x"], "argument --max-evals"),
+     # 3 evaluations sample no feature: all estimates were 0 with [-inf, inf] intervals
+     (["--max-evals", "8"], "--max-evals 8 is too small for 6 features: at least 9 "
+                            "evaluations"),
+     (["--n-jobs", "0"], "argument --n-jobs: expected a non-zero integer"),
+     (["--random-state", "-1"], "argument --random-state: expected an integer in"),
      (["--target", "nope"], "target column 'nope' is not in")],
 )
 def test_select_bad_input_is_one_line_and_exit_code_2(tmp_path, csv_path, capsys, args,
@@ -79,3 +84,36 @@ def test_select_bad_input_is_one_line_and_exit_code_2(tmp_path, csv_path, capsys
     err = capsys.readouterr().err
     assert code == ExitCode.USAGE_ERROR
     assert len(err.strip().splitlines()) == 1 and message in err, err
+
+
+def test_select_samples_every_feature_at_the_smallest_budget(tmp_path, csv_path, capsys):
+    # 6 features: v(∅), v(N) and one CMCS round of 7 evaluations
+    code = main(["select", "--data", str(csv_path), "--target", "target", "--k", "2",
+                 "--model", "sklearn.tree:DecisionTreeRegressor", "--max-evals", "9",
+                 "--output", str(tmp_path / "p.png")])
+    captured = capsys.readouterr()
+    assert code == ExitCode.OK, captured.err
+    assert "with 9 evaluations" in captured.out
+    assert all(est != 0.0 for *_, est, _, _ in _rows(captured.out))
+
+
+def test_mean_abs_shap_reports_no_certificate(tmp_path, csv_path, capsys):
+    # mean |SHAP| is not one game's Shapley value: no PAC rule, and --max-evals is not
+    # what it would take (it used to advise raising it)
+    code = main(["select", "--data", str(csv_path), "--target", "target", "--k", "2",
+                 "--model", "sklearn.linear_model:LinearRegression",
+                 "--importance", "mean_abs_shap", "--output", str(tmp_path / "p.png")])
+    captured = capsys.readouterr()
+    assert code == ExitCode.OK, captured.err
+    assert "no certificate: the PAC rule does not apply to mean |SHAP|" in captured.out
+    assert "--max-evals" not in captured.out
+    assert [(r[1], r[2]) for r in _rows(captured.out)[:2]] == [("c4", True), ("c1", True)]
+
+
+def test_select_help_lists_every_method(capsys):
+    assert main(["select", "--help"]) == ExitCode.OK
+    text = " ".join(capsys.readouterr().out.split())
+    # the help of --method, after the usage lines
+    help_of_method = text[text.index("--method METHOD cmcs"):text.index("--max-evals MAX_EVALS m")]
+    assert help_of_method.split(maxsplit=2)[2] == (
+        "cmcs_at_k (default), greedy_cmcs, cmcs, sampling_shap_at_k, regression or exact ")

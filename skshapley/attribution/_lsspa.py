@@ -407,6 +407,12 @@ def lsspa(X_train, X_test=None, y_train=None, y_test=None, *, alpha=0.0, method=
     if method not in METHODS:
         raise ValueError(f"The 'method' parameter must be one of {list(METHODS)}; got "
                          f"{method!r}.")
+    if isinstance(sampler, str) and sampler not in SAMPLERS:
+        # Checked whatever the method: "auto" may resolve to "exact", which draws no
+        # orderings, and a misspelt name must not pass silently there.
+        raise ValueError(f"The 'sampler' parameter must be one of {list(SAMPLERS)}, a "
+                         "PermutationSampler or an int array of orderings (n, p); got "
+                         f"{sampler!r}.")
     max_samples = check_positive_int(max_samples, "max_samples", 2)
     batch_size = check_positive_int(batch_size, "batch_size", 1)
     if tol is not None and (isinstance(tol, bool) or not isinstance(tol, Real)

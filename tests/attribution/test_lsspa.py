@@ -393,6 +393,15 @@ def test_bad_options(rng, kwargs, message):
         lsspa(*data, **{"method": "permutation", **kwargs})
 
 
+@pytest.mark.parametrize("method", ["auto", "exact"])
+def test_unknown_sampler_is_rejected_even_when_no_orderings_are_drawn(rng, method):
+    # p=3: "auto" resolves to exact enumeration, which never uses the sampler.
+    data = _data(rng, p=3)
+    with pytest.raises(ValueError, match=r"'sampler' parameter must be one of \['argsort'"
+                                         r".*got 'no_such_sampler'"):
+        lsspa(*data, method=method, sampler="no_such_sampler")
+
+
 def test_constant_test_target(rng):
     X, X_test, y, _ = _data(rng, p=3)
     with pytest.raises(ValueError, match="y_test is constant"):
