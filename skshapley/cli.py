@@ -329,16 +329,6 @@ def _load_model(spec, classes=False):
     return model
 
 
-def _allows_nan(model):
-    """Whether ``model`` takes missing values (scikit-learn's ``allow_nan`` input tag)."""
-    from sklearn.utils import get_tags
-
-    try:
-        return bool(get_tags(model).input_tags.allow_nan)
-    except (AttributeError, TypeError, ValueError):  # not a scikit-learn estimator
-        return False
-
-
 def _is_text(y):
     """Whether the target ``y`` holds labels that are not numbers (text or booleans)."""
     return getattr(y, "dtype", None) is not None and y.dtype.kind in "OSUb"
@@ -445,6 +435,7 @@ def _explain(args, out) -> ExitCode:
 
     from skshapley import ShapleyExplainer, config_context
     from skshapley.approximators import METHODS
+    from skshapley.utils import takes_missing_values
 
     # ShapleyExplainer's methods: the approximators' and TreeSHAP
     methods = ["auto", "tree", *(name for name in METHODS if name != "auto")]
@@ -455,7 +446,7 @@ def _explain(args, out) -> ExitCode:
     X, y, names, _ = _data_or_diabetes(args, text=True, allow_nan=True)
     model = _load_model(args.model, classes=args.model is None and _is_text(y))
     missing = [c for c in getattr(X, "columns", []) if X[c].isna().any()]
-    if missing and not _allows_nan(model):
+    if missing and not takes_missing_values(model):
         raise UsageError(f"missing values (NaN) in columns {missing} of {args.data!r}, which "
                          f"{type(model).__name__} does not take; impute them, or choose a "
                          "--model that takes them (e.g. the default, "
