@@ -573,13 +573,18 @@ def _bound_scale(lower_x, upper_x):
         return np.where((span > 0) & (span < 1), span, 1.0)
 
 
+def _numbers(value, message):
+    """``value`` as float64, or a ValueError saying ``message`` (not numpy's)."""
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(message) from err
+
+
 def _check_sample_weight(sample_weight, n_rows):
     """Per-row weights as a float64 vector: a scalar is broadcast, as in sklearn."""
-    try:
-        weights = np.asarray(sample_weight, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"sample_weight must be numeric (a scalar or one weight per row); "
-                         f"got {np.asarray(sample_weight).dtype} values.") from err
+    weights = _numbers(sample_weight, "sample_weight must be numeric (a scalar or one weight "
+                       f"per row); got {np.asarray(sample_weight).dtype} values.")
     if weights.ndim == 0:
         return np.full(n_rows, float(weights))
     if weights.ndim != 1:
@@ -594,11 +599,8 @@ def _check_sample_weight(sample_weight, n_rows):
 
 def _check_bounds(bounds, n_features):
     """``bounds`` as a float64 array of shape (n_features, 2)."""
-    try:
-        array = np.asarray(bounds, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"bounds must be numeric (low, high) pairs, one per feature; got "
-                         f"bounds={bounds!r}.") from err
+    array = _numbers(bounds, "bounds must be numeric (low, high) pairs, one per feature; "
+                     f"got bounds={bounds!r}.")
     if array.ndim == 1 and array.shape[0] == 2:
         array = array.reshape(1, 2)  # one (low, high) pair
     if array.ndim != 2 or array.shape[1] != 2 or array.shape[0] != n_features:
