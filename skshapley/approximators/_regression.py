@@ -39,6 +39,7 @@ from skshapley.approximators._risk import overall_error_quantile, small_sample_i
 from skshapley.approximators._wls import constrained_wls, stratified_covariance
 from skshapley.exceptions import BudgetWarning
 from skshapley.utils import as_generator, check_budget
+from skshapley.utils._sklearn_compat import threadpool_limits
 
 REGRESSION_METHODS = ("kernel", "leverage", "kadd", "surrogate")
 
@@ -261,9 +262,12 @@ def regression_shapley(game, budget: int, *, method: str = "kernel", order: int 
     n_evaluations = game.n_evaluations - start
     empty, grand = values[0], values[1]
     delta = grand - empty
-    phi, influence, terms, scale = fit_design(method, design, values[2:], empty, delta,
-                                              order=order, max_terms=max_terms,
-                                              rng=design_rng)
+    # Many small factorisations: a BLAS thread pool only adds its hand-offs (10x slower
+    # on 2 cores at d = 10, measured); the model calls above keep their threads.
+    with threadpool_limits(1, user_api="blas"):
+        phi, influence, terms, scale = fit_design(method, design, values[2:], empty, delta,
+                                                  order=order, max_terms=max_terms,
+                                                  rng=design_rng)
 
     sampled = design.blocks >= 0
     covariance = stratified_covariance(influence[sampled], design.blocks[sampled],

@@ -12,3 +12,7 @@ from sklearn.utils.validation import (  # noqa: F401, E402
     _check_feature_names_in as check_feature_names_in,
 )
 from sklearn.utils.validation import validate_data  # noqa: F401
+
+# threadpoolctl is scikit-learn's dependency, not a declared one of ours: taken through
+# here, where scikit-learn's requirements are relied on.
+from threadpoolctl import threadpool_limits  # noqa: F401, E402
