@@ -356,6 +356,12 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
                     f"fit params {sorted(fit_params)} are not used with prefit=True: the "
                     "'estimator' is already fitted and is not fitted again; fit it with "
                     "them yourself, or set prefit=False.")
+            fitted_features = getattr(self.estimator, "n_features_in_", n_features)
+            if fitted_features != n_features:
+                raise ValueError(
+                    f"X has {n_features} features, but the prefit 'estimator' "
+                    f"{type(self.estimator).__name__} was fitted on {fitted_features}; "
+                    "pass the columns it was fitted on, or set prefit=False.")
         if n_samples < _MIN_SAMPLES and not self.prefit:
             raise ValueError(
                 f"{type(self).__name__} holds out a validation split and needs at least "

@@ -329,6 +329,11 @@ def test_prefit_with_an_unfitted_estimator_is_not_fitted_error(linear_data, impo
                                              "DecisionTreeRegressor instance is not fitted"):
         TopKShapleySelector(DecisionTreeRegressor(), k=1, importance=importance,
                             prefit=True).fit(X, y)
+    # fitted on other columns: said as such, not as a failure of 'scoring'
+    narrow = DecisionTreeRegressor().fit(X[:, :3], y)
+    with pytest.raises(ValueError, match=r"X has \d+ features, but the prefit 'estimator' "
+                                         r"DecisionTreeRegressor was fitted on 3"):
+        TopKShapleySelector(narrow, k=1, importance=importance, prefit=True).fit(X, y)
 
 
 @pytest.mark.parametrize(("validation_size", "match"), [
