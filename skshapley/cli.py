@@ -435,7 +435,7 @@ def _explain(args, out) -> ExitCode:
 
     from skshapley import ShapleyExplainer, config_context
     from skshapley.approximators import METHODS
-    from skshapley.utils import takes_missing_values
+    from skshapley.utils import finite_policy
 
     # ShapleyExplainer's methods: the approximators' and TreeSHAP
     methods = ["auto", "tree", *(name for name in METHODS if name != "auto")]
@@ -446,7 +446,7 @@ def _explain(args, out) -> ExitCode:
     X, y, names, _ = _data_or_diabetes(args, text=True, allow_nan=True)
     model = _load_model(args.model, classes=args.model is None and _is_text(y))
     missing = [c for c in getattr(X, "columns", []) if X[c].isna().any()]
-    if missing and not takes_missing_values(model):
+    if missing and finite_policy(model) != "allow-nan":
         raise UsageError(f"missing values (NaN) in columns {missing} of {args.data!r}, which "
                          f"{type(model).__name__} does not take; impute them, or choose a "
                          "--model that takes them (e.g. the default, "

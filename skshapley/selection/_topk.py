@@ -30,7 +30,7 @@ from skshapley.utils._sklearn_compat import (
     validate_data,
 )
 from skshapley.utils._state import restored_on_failure
-from skshapley.utils._validation import finite_policy
+from skshapley.utils._validation import finite_policy, takes_missing_values
 
 IMPORTANCES = ("refit", "performance", "mean_abs_shap")
 SELECTOR_METHODS = ("cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k", "regression",
@@ -77,6 +77,14 @@ def _fit_on_frame(estimator, codec, X, y, **fit_params):
     except ValueError as err:
         if codec is None:
             raise
+        numbers = X.select_dtypes("number")
+        missing = list(numbers.columns[numbers.isna().any()])
+        if missing:  # NaN reached a step that refuses it (only some columns are imputed)
+            said = str(err).splitlines()[0] if str(err) else type(err).__name__
+            raise ValueError(
+                f"X has NaN in the numeric columns {missing}, and the 'estimator' "
+                f"{type(estimator).__name__} could not be fitted with them ({said}); impute "
+                "them in its pipeline.") from err
         names = [codec.columns[j] for j in codec.encoded_columns]
         raise ValueError(
             f"The 'estimator' {type(estimator).__name__} could not be fitted on X, whose "
@@ -285,7 +293,7 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
-        tags.input_tags.allow_nan = finite_policy(self.estimator) == "allow-nan"
+        tags.input_tags.allow_nan = takes_missing_values(self.estimator)
         return tags
 
     @fit_context(prefer_skip_nested_validation=False)

@@ -6,9 +6,10 @@ from skshapley.utils._validation import (
     check_budget,
     chunk_rows,
     finite_policy,
+    missing_value_support,
     spawn_seed,
     takes_missing_values,
 )
 
-__all__ = ["as_generator", "check_budget", "chunk_rows", "finite_policy", "restored_on_failure",
-           "spawn_seed", "takes_missing_values"]
+__all__ = ["as_generator", "check_budget", "chunk_rows", "finite_policy",
+           "missing_value_support", "restored_on_failure", "spawn_seed", "takes_missing_values"]

@@ -63,8 +63,9 @@ def chunk_rows(bytes_per_row: float, working_memory: float | None = None) -> int
 
 
 def finite_policy(estimator):
-    """``ensure_all_finite`` for the rows given to ``estimator``: NaN passes when the model
-    takes missing values (:func:`takes_missing_values`); infinity never does.
+    """``ensure_all_finite`` for the rows given to ``estimator``: NaN passes unless the
+    model surely refuses it (:func:`missing_value_support` is "no"; where it depends on
+    which columns hold NaN, the model itself decides); infinity never does.
 
     Examples
     --------
@@ -74,20 +75,12 @@ def finite_policy(estimator):
     >>> finite_policy(HistGradientBoostingRegressor()), finite_policy(Ridge())
     ('allow-nan', True)
     """
-    return "allow-nan" if takes_missing_values(estimator) else True
-
-
-# Steps whose output has no NaN whatever their input: they fill missing values in, or
-# turn them into columns of their own.
-_FILLS_MISSING = ("SimpleImputer", "KNNImputer", "IterativeImputer", "MissingIndicator",
-                  "OneHotEncoder")
+    return True if missing_value_support(estimator) == "no" else "allow-nan"
 
 
 def takes_missing_values(estimator):
-    """Whether ``estimator`` takes rows with NaN: scikit-learn's ``allow_nan`` tag, followed
-    through Pipelines (each step that can still see NaN must take it; an imputer stops
-    it), ColumnTransformers and FeatureUnions (each part must take it), which do not set
-    the tag from their steps.
+    """Whether ``estimator`` takes NaN in any column (:func:`missing_value_support` is
+    "yes"), what scikit-learn's ``allow_nan`` tag promises.
 
     Examples
     --------
@@ -101,35 +94,80 @@ def takes_missing_values(estimator):
     >>> takes_missing_values(make_pipeline(StandardScaler(), Ridge()))  # scaled NaN is NaN
     False
     """
+    return missing_value_support(estimator) == "yes"
+
+
+# Steps whose output has no NaN whatever their input: they fill missing values in, or
+# turn them into columns of their own.
+_FILLS_MISSING = ("SimpleImputer", "KNNImputer", "IterativeImputer", "MissingIndicator",
+                  "OneHotEncoder")
+_SUPPORT = ("no", "maybe", "yes")  # worst first
+_LEAK = ("none", "some", "all")
+
+
+def missing_value_support(estimator):
+    """Whether ``estimator`` takes rows with NaN: "yes" in any column, "no" in none,
+    "maybe" where it depends on the column (a ColumnTransformer imputes some columns and
+    passes others on to a model that refuses NaN).
+
+    scikit-learn's ``allow_nan`` tag, followed through Pipelines (each step that can
+    still see NaN must take it; an imputer or one-hot encoder stops it, a scaler passes
+    it on), ColumnTransformers (each part sees its own columns) and FeatureUnions (each
+    part sees them all), which do not set the tag from their steps.
+
+    Examples
+    --------
+    >>> from sklearn.compose import make_column_transformer
+    >>> from sklearn.impute import SimpleImputer
+    >>> from sklearn.linear_model import Ridge
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from skshapley.utils import missing_value_support
+    >>> imputes_a = make_column_transformer((SimpleImputer(), ["a"]), remainder="passthrough")
+    >>> missing_value_support(make_pipeline(imputes_a, Ridge()))  # NaN in "a" only is fine
+    'maybe'
+    """
     return _missing_value_flow(estimator)[0]
 
 
 def _missing_value_flow(estimator):
-    """(takes NaN, may output NaN) of a step."""
+    """(support, leak) of a step: whether it takes NaN ("yes", "maybe", "no") and whether
+    NaN in its input can reach its output ("none", "some" columns', "all")."""
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import FeatureUnion, Pipeline
     from sklearn.utils import get_tags
 
-    if isinstance(estimator, str):  # "passthrough" and "drop"
-        return True, estimator == "passthrough"
-    if estimator is None:
-        return True, True
+    if estimator is None or (isinstance(estimator, str) and estimator == "passthrough"):
+        return "yes", "all"
+    if isinstance(estimator, str):  # "drop"
+        return "yes", "none"
     if isinstance(estimator, Pipeline):
-        missing = True
+        support, leak = "yes", "all"  # NaN may be in any input column
         for _, step in estimator.steps:
-            if missing:
-                takes, missing = _missing_value_flow(step)
-                if not takes:
-                    return False, True
-        return True, missing
+            if leak == "none":
+                break
+            step_support, step_leak = _missing_value_flow(step)
+            if step_support != "yes" and leak == "some":
+                step_support = "maybe"  # only some columns still carry NaN here
+            support = min(support, step_support, key=_SUPPORT.index)
+            leak = step_leak if leak == "all" else ("none" if step_leak == "none" else "some")
+        return support, leak
     if isinstance(estimator, (ColumnTransformer, FeatureUnion)):
-        parts = ([part for _, part, _ in estimator.transformers] + [estimator.remainder]
-                 if isinstance(estimator, ColumnTransformer)
-                 else [part for _, part in estimator.transformer_list])
-        flows = [_missing_value_flow(part) for part in parts]
-        return all(takes for takes, _ in flows), any(missing for _, missing in flows)
+        if isinstance(estimator, ColumnTransformer):
+            parts = [part for _, part, _ in estimator.transformers] + [estimator.remainder]
+        else:
+            parts = [part for _, part in estimator.transformer_list]
+        flows = [_missing_value_flow(part) for part in parts] or [("yes", "none")]
+        supports = {support for support, _ in flows}
+        leaks = {leak for _, leak in flows}
+        if isinstance(estimator, FeatureUnion):  # every part sees every column
+            return (min(supports, key=_SUPPORT.index), max(leaks, key=_LEAK.index))
+        support = supports.pop() if len(supports) == 1 else "maybe"
+        leak = leaks.pop() if len(leaks) == 1 else "some"
+        return support, leak
     try:
         allow_nan = get_tags(estimator).input_tags.allow_nan
     except (AttributeError, TypeError, ValueError):  # an object without sklearn tags
         allow_nan = False
-    return bool(allow_nan), type(estimator).__name__ not in _FILLS_MISSING
+    if not allow_nan:
+        return "no", "all"
+    return "yes", "none" if type(estimator).__name__ in _FILLS_MISSING else "all"

@@ -344,6 +344,30 @@ def test_missing_values_in_a_pipeline_are_judged_by_the_steps_that_see_them(impu
     assert not scaled.__sklearn_tags__().input_tags.allow_nan
     with pytest.raises(ValueError, match="NaN"):
         scaled.fit(X, y)
+
+
+def test_missing_values_imputed_in_some_columns_are_left_to_the_model():
+    # A ColumnTransformer imputes columns 0 and 1 and passes the others on: NaN in the
+    # imputed columns is fine, in the others the model refuses it (its own message).
+    from sklearn.compose import make_column_transformer
+    from sklearn.impute import SimpleImputer
+
+    X, y = _with_missing_values(3)
+    X[:, 2:] = np.nan_to_num(X[:, 2:])
+    model = make_pipeline(make_column_transformer((SimpleImputer(), [0, 1]),
+                                                  remainder="passthrough"), Ridge())
+    explainer = ShapleyExplainer(model, background=30, random_state=0).fit(X, y)
+    assert not explainer.__sklearn_tags__().input_tags.allow_nan  # not in every column
+    explanation = explainer.explain(X[:5])
+    np.testing.assert_allclose(explanation.values.sum(axis=1) + explanation.base_values,
+                               explainer.estimator_.predict(X[:5]), atol=1e-10)
+    bad = X[:3].copy()
+    bad[1, 3] = np.nan
+    with pytest.raises(ValueError, match=r"X has NaN in the columns at positions \[.*3\]"):
+        explainer.explain(bad)
+    X[0, 3] = np.nan
+    with pytest.raises(ValueError, match="NaN"):  # the pipeline's own fit refuses it
+        ShapleyExplainer(model, background=30, random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="NaN"):
         ShapleyExplainer(Ridge()).fit(X, y)
     with pytest.raises(ValueError, match="NaN"):
