@@ -6,6 +6,7 @@ Two keys: ``backend`` (which kernel namespace the hot loops use) and
 
 from __future__ import annotations
 
+import math
 import threading
 from contextlib import contextmanager
 from numbers import Real
@@ -49,6 +50,21 @@ def _check_backend_name(backend) -> None:
         )
 
 
+def _check_working_memory(working_memory) -> None:
+    # inf passes "> 0" but makes chunk_rows compute inf // bytes = nan, so every batch
+    # fails later; the byte count (MiB * 2**20) must be finite too, or it overflows to inf.
+    if (
+        isinstance(working_memory, bool)
+        or not isinstance(working_memory, Real)
+        or not working_memory > 0
+        or not math.isfinite(float(working_memory) * 2**20)
+    ):
+        raise ValueError(
+            "The 'working_memory' parameter of set_config must be a finite positive number "
+            f"of MiB; got {working_memory!r}."
+        )
+
+
 def set_config(backend: str | None = None, working_memory: float | None = None) -> None:
     """Set the configuration of the current thread.
 
@@ -58,7 +74,13 @@ def set_config(backend: str | None = None, working_memory: float | None = None) 
         Kernel backend. ``"auto"`` picks the fastest one available.
     working_memory : float, default=1024
         Upper bound, in MiB, on the size of every batch the library builds
-        (masked model inputs, kernel matrices).
+        (masked model inputs, kernel matrices). Must be finite and positive.
+
+    Raises
+    ------
+    ValueError
+        If either value is invalid. All values are checked before any is set,
+        so a rejected call leaves the configuration unchanged.
 
     Examples
     --------
@@ -68,20 +90,15 @@ def set_config(backend: str | None = None, working_memory: float | None = None) 
     256
     >>> skshapley.set_config(working_memory=1024)
     """
-    config = _get_threadlocal_config()
+    # Validate every value before setting any, so that a rejected call changes nothing.
     if backend is not None:
         _check_backend_name(backend)
+    if working_memory is not None:
+        _check_working_memory(working_memory)
+    config = _get_threadlocal_config()
+    if backend is not None:
         config["backend"] = backend
     if working_memory is not None:
-        if (
-            isinstance(working_memory, bool)
-            or not isinstance(working_memory, Real)
-            or not working_memory > 0
-        ):
-            raise ValueError(
-                "The 'working_memory' parameter of set_config must be a positive number "
-                f"of MiB; got {working_memory!r}."
-            )
         config["working_memory"] = working_memory
 
 
@@ -92,7 +109,8 @@ def config_context(*, backend: str | None = None, working_memory: float | None =
     Parameters
     ----------
     backend, working_memory
-        As in :func:`set_config`; ``None`` keeps the current value.
+        As in :func:`set_config`; ``None`` keeps the current value. If a value is
+        rejected, the configuration is left as it was before the call.
 
     Examples
     --------
@@ -102,8 +120,12 @@ def config_context(*, backend: str | None = None, working_memory: float | None =
     'numpy'
     """
     old_config = get_config()
-    set_config(backend=backend, working_memory=working_memory)
     try:
+        set_config(backend=backend, working_memory=working_memory)
         yield
     finally:
-        set_config(**old_config)
+        # Restore directly rather than through set_config: the restore must not fail,
+        # and it must also run when set_config itself rejected the new values.
+        config = _get_threadlocal_config()
+        config.clear()
+        config.update(old_config)

@@ -2,17 +2,50 @@
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 
 
-def _pair(estimate, reference):
+def _pair(estimate, reference, caller, max_ndim=None):
+    """Both arrays as float64, of one non-empty shape with at most ``max_ndim`` axes."""
     estimate = np.asarray(estimate, dtype=np.float64)
     reference = np.asarray(reference, dtype=np.float64)
     if estimate.shape != reference.shape:
         raise ValueError(
             f"estimate has shape {estimate.shape} but reference has shape {reference.shape}."
         )
+    if max_ndim is not None and not 1 <= estimate.ndim <= max_ndim:
+        raise ValueError(
+            f"{caller} takes 1-D (n_players,) or 2-D (n_rows, n_players) arrays; got "
+            f"estimate and reference of shape {estimate.shape}."
+        )
+    if estimate.size == 0:
+        # the mean over no entries is NaN, which would pass for a score
+        raise ValueError(
+            f"{caller} needs at least one value; got estimate and reference of shape "
+            f"{estimate.shape}."
+        )
     return estimate, reference
+
+
+def _check_probabilities(p, caller):
+    """``p`` as a non-empty 1-D float64 array of probabilities in [0, 1]."""
+    p = np.asarray(p, dtype=np.float64)
+    if p.ndim != 1 or p.size == 0:
+        raise ValueError(
+            f"The 'p' parameter of {caller} must be a non-empty 1-D array of "
+            f"probabilities; got shape {p.shape}."
+        )
+    outside = ~((p >= 0) & (p <= 1))  # also catches NaN
+    if np.any(outside):
+        # F_n^{-1}(p) is defined on [0, 1] only; beyond it the index floor(n p) would
+        # wrap round to the other end of the sorted sample
+        raise ValueError(
+            f"The 'p' parameter of {caller} must hold probabilities in [0, 1]; got "
+            f"{float(p[outside][0])!r} at index {int(np.flatnonzero(outside)[0])}."
+        )
+    return p
 
 
 def shapley_mse(estimate, reference):
@@ -24,7 +57,7 @@ def shapley_mse(estimate, reference):
     >>> shapley_mse([[1.0, 2.0]], [[1.0, 0.0]])
     2.0
     """
-    estimate, reference = _pair(estimate, reference)
+    estimate, reference = _pair(estimate, reference, "shapley_mse")
     return float(np.mean((estimate - reference) ** 2))
 
 
@@ -37,7 +70,8 @@ def niae(estimate, reference):
     >>> niae([[1.0, 1.0]], [[2.0, 0.0]])
     1.0
     """
-    estimate, reference = _pair(np.atleast_2d(estimate), np.atleast_2d(reference))
+    estimate, reference = _pair(estimate, reference, "niae", max_ndim=2)
+    estimate, reference = np.atleast_2d(estimate), np.atleast_2d(reference)
     scale = np.abs(reference).sum(axis=1)
     return float(np.mean(np.abs(estimate - reference).sum(axis=1) / np.where(scale > 0, scale, 1)))
 
@@ -47,21 +81,52 @@ def precision_at_k(estimate, reference, k):
 
     Ties are broken toward the lower index, the same way in both rankings.
 
+    Parameters
+    ----------
+    estimate, reference : array-like of shape (n_players,) or (n_rows, n_players)
+        Shapley values; 2-D inputs are scored row by row and the shares averaged.
+    k : int
+        Size of the top sets, with ``1 <= k <= n_players``.
+
+    Returns
+    -------
+    precision : float
+        In [0, 1]; 1 when the two top-k sets agree (on every row).
+
     Examples
     --------
     >>> from skshapley.metrics import precision_at_k
     >>> precision_at_k([3.0, 2.0, 1.0], [3.0, 0.5, 1.0], k=2)
     0.5
     """
-    estimate, reference = _pair(estimate, reference)
-    top_estimate = np.argsort(-np.abs(estimate), kind="stable")[:k]
-    top_reference = np.argsort(-np.abs(reference), kind="stable")[:k]
-    return len(set(top_estimate.tolist()) & set(top_reference.tolist())) / k
+    estimate, reference = _pair(estimate, reference, "precision_at_k", max_ndim=2)
+    estimate, reference = np.atleast_2d(estimate), np.atleast_2d(reference)
+    n_players = estimate.shape[1]
+    if isinstance(k, bool) or not isinstance(k, Integral):
+        raise TypeError(
+            f"The 'k' parameter of precision_at_k must be an int; got {k!r} ({type(k).__name__})."
+        )
+    if not 1 <= k <= n_players:
+        # a k beyond n_players would still divide by k and score a perfect estimate < 1
+        raise ValueError(
+            f"The 'k' parameter of precision_at_k must be in [1, n_players={n_players}]; got k={k}."
+        )
+    in_top = []
+    for values in (estimate, reference):
+        order = np.argsort(-np.abs(values), axis=1, kind="stable")[:, :k]
+        mask = np.zeros(values.shape, dtype=bool)
+        np.put_along_axis(mask, order, True, axis=1)
+        in_top.append(mask)
+    hits = (in_top[0] & in_top[1]).sum(axis=1)
+    return float(np.mean(hits / k))
 
 
 def _empirical_quantiles(x, p):
     """F^{-1}(p) of a sample: the sorted element at 0-based index floor(n p), clipped."""
-    s = np.sort(np.asarray(x, dtype=np.float64)[~np.isnan(x)])
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 1:
+        raise ValueError(f"x must be a 1-D sample (one column); got shape {x.shape}.")
+    s = np.sort(x[~np.isnan(x)])
     if s.size == 0:
         raise ValueError("x has no finite values: quantile errors are undefined.")
     index = np.minimum(np.floor(s.size * np.asarray(p)).astype(np.int64), s.size - 1)
@@ -86,7 +151,7 @@ def quantile_niae(x, estimate, p=None):
     >>> quantile_niae(x, [0.0, 2.0, 5.0, 8.0, 9.0], p)
     0.02
     """
-    p = np.linspace(0.0, 1.0, 1000) if p is None else np.asarray(p, dtype=np.float64)
+    p = np.linspace(0.0, 1.0, 1000) if p is None else _check_probabilities(p, "quantile_niae")
     estimate = np.asarray(estimate, dtype=np.float64)
     if estimate.shape != p.shape:
         raise ValueError(f"estimate has shape {estimate.shape} but p has shape {p.shape}.")
@@ -121,7 +186,7 @@ def rank_error(x, estimate, p=None):
     >>> round(rank_error(x, [49.5, 89.0], p=[0.5, 0.8]), 6)
     0.045
     """
-    p = RANK_ERROR_PROBABILITIES if p is None else np.asarray(p, dtype=np.float64)
+    p = RANK_ERROR_PROBABILITIES if p is None else _check_probabilities(p, "rank_error")
     estimate = np.asarray(estimate, dtype=np.float64)
     if estimate.shape != p.shape:
         raise ValueError(f"estimate has shape {estimate.shape} but p has shape {p.shape}.")

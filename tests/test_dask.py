@@ -46,3 +46,27 @@ def test_fit_dask_on_worker_processes_equals_fit(client):
     span = X.max(axis=0) - X.min(axis=0)
     assert np.all(np.abs(ours.quantiles_ - ref.quantiles_) <= 1e-6 * span)
     np.testing.assert_array_equal(ours.quantiles_[:, 2], ref.quantiles_[:, 2])
+
+
+@pytest.mark.parametrize("make_empty", [
+    lambda: da.zeros((0, 2), chunks=1),
+    # unknown chunk sizes: the row count (nan) is only known after compute
+    lambda: (lambda X: X[X[:, 0] > 5])(da.ones((10, 2), chunks=3)),
+], ids=["known-chunks", "unknown-chunks"])
+def test_fit_dask_refuses_zero_rows_as_fit_does(make_empty):
+    # fit_dask used to succeed with n_samples_seen_ = [0, 0], then quantiles were NaN
+    with pytest.raises(ValueError, match=r"0 sample\(s\)") as fit_error:
+        MomentQuantileTransformer().fit(np.zeros((0, 2)))
+    transformer = MomentQuantileTransformer()
+    with pytest.raises(ValueError, match=r"Found array with 0 sample\(s\) \(shape=\(0, 2\)\)") \
+            as dask_error:
+        fit_dask(transformer, make_empty())
+    assert str(dask_error.value) == str(fit_error.value)
+    assert not hasattr(transformer, "sketch_")
+
+
+def test_fit_dask_refuses_an_in_memory_array():
+    # a numpy array used to fail with "'numpy.ndarray' object has no attribute 'rechunk'"
+    with pytest.raises(ValueError, match=r"X must be a 2-D dask array; got ndarray\. "
+                       r"Wrap it with dask\.array\.from_array"):
+        fit_dask(MomentQuantileTransformer(), np.ones((10, 2)))
