@@ -44,11 +44,30 @@ def _new_axes(ax, figsize):
     return ax
 
 
-def _feature_names(names, n_features):
-    """The given feature names as strings, or ``x0, x1, ...``."""
+def _feature_names(names, n_features, caller=None):
+    """The given feature names as strings, or ``x0, x1, ...``.
+
+    With ``caller``, names are the ``feature_names`` parameter of that function, which
+    must give one name per feature.
+    """
     if names is None:
         return [f"x{j}" for j in range(n_features)]
-    return [str(name) for name in names]
+    names = [str(name) for name in names]
+    if caller is not None and len(names) != n_features:
+        raise ValueError(
+            f"The 'feature_names' parameter of {caller} must have one name per feature "
+            f"({n_features}); got {len(names)}."
+        )
+    return names
+
+
+def _check_has_rows(explanation, caller):
+    """A plot of no rows would be empty (or fail in matplotlib): say so."""
+    if len(explanation.values) == 0:
+        raise ValueError(
+            f"The 'explanation' parameter of {caller} has no rows, so there is nothing to "
+            f"plot (a selection such as e[mask] that matched none?)."
+        )
 
 
 def _check_max_display(max_display):
@@ -185,6 +204,7 @@ def bar(explanation, *, ax=None, max_display=20, output=0, color=_NEGATIVE_COLOR
     ['b', 'a']
     """
     _check_max_display(max_display)
+    _check_has_rows(explanation, "bar")
     _check_output(explanation, output)
     importance, order = _importance_order(explanation, output)
     spread = None
@@ -269,6 +289,7 @@ def beeswarm(explanation, *, ax=None, max_display=20, output=0, cmap="coolwarm",
     import matplotlib.pyplot as plt
 
     _check_max_display(max_display)
+    _check_has_rows(explanation, "beeswarm")
     values, _, _ = _select_output(explanation, output)
     data = np.asarray(explanation.data, dtype=np.float64)
     n_rows = values.shape[0]
@@ -348,6 +369,7 @@ def waterfall(explanation, row=0, *, ax=None, max_display=20, output=0):
     8.0
     """
     _check_max_display(max_display)
+    _check_has_rows(explanation, "waterfall")
     values, std_errors, base = _select_output(explanation, output)
     n_rows = values.shape[0]
     if isinstance(row, bool) or not isinstance(row, (int, np.integer)) \
@@ -438,6 +460,8 @@ def summary(explanation, *, max_display=20, output=0, title=None):
     import matplotlib.pyplot as plt
 
     _check_max_display(max_display)
+    _check_has_rows(explanation, "summary")
+    _check_output(explanation, output)
     n_rows_shown = min(max_display, len(explanation.feature_names))
     fig, (left, right) = plt.subplots(1, 2, figsize=(13, 0.38 * n_rows_shown + 2.2),
                                       width_ratios=[1, 1.35])
@@ -468,20 +492,38 @@ def _feature_index(feature, names, parameter="feature"):
     return int(feature) % n_features
 
 
-def _label_coded_axis(ax, explanation, j, codes):
-    """Ticks named by value when column j's data are numbers standing for text."""
+def _is_coded(explanation, j):
+    """Whether column j's data are numbers standing for text (``display_data``)."""
     display = getattr(explanation, "display_data", None)
     if display is None:
+        return False
+    return not all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+                   for v in display[:, j])
+
+
+def _label_coded_axis(ax, explanation, j, codes):
+    """Ticks named by value when column j's data are numbers standing for text."""
+    if not _is_coded(explanation, j):
         return
-    shown = display[:, j]
-    if all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool) for v in shown):
-        return
+    shown = explanation.display_data[:, j]
     ticks = {}
     for code, value in zip(codes, shown, strict=True):
         if np.isfinite(code):  # a missing category has no place on the axis
             ticks.setdefault(code, value)
     positions = sorted(ticks)
     ax.set_xticks(positions, [str(ticks[p]) for p in positions])
+
+
+def _missing_slot(present, coded):
+    """(x, half-width) of the column of rows with a missing value, left of the
+    ``present`` values: one category's slot for codes, a tenth of the range else."""
+    if present.size == 0:
+        return 0.0, 0.4
+    low, high = float(present.min()), float(present.max())
+    if coded:  # categories sit at 0, 1, ...: one more slot to their left
+        return low - 1.0, 0.4
+    gap = 0.1 * (high - low) if high > low else max(0.1 * abs(low), 1.0)
+    return low - gap, gap / 3
 
 
 def dependence(explanation, feature, *, color_by=None, ax=None, output=0, cmap="coolwarm"):
@@ -491,6 +533,11 @@ def dependence(explanation, feature, *, color_by=None, ax=None, output=0, cmap="
     vertical 95 % error bar (``Explanation.error_bars``) when the explanation has non-zero
     standard errors. Vertical spread at one x shows interactions: colour the points by
     a second feature (``color_by``) to see which.
+
+    Rows whose value is missing (NaN, or a category the explainer's codec does not
+    know) have no place on the x axis; as in shap, they are drawn left of the others,
+    in a grey band named "missing (count)" above the plot, since their Shapley values
+    are often large.
 
     Parameters
     ----------
@@ -526,12 +573,17 @@ def dependence(explanation, feature, *, color_by=None, ax=None, output=0, cmap="
     """
     import matplotlib.pyplot as plt
 
+    _check_has_rows(explanation, "dependence")
     values, std_errors, _ = _select_output(explanation, output)
     names = list(explanation.feature_names)
     j = _feature_index(feature, names)
     data = np.asarray(explanation.data, dtype=np.float64)
     ax = _new_axes(ax, (6.0, 4.0))
     x, y = data[:, j], values[:, j]
+    missing = ~np.isfinite(x)
+    if missing.any():
+        position, half_width = _missing_slot(x[~missing], _is_coded(explanation, j))
+        x = np.where(missing, position, x)
     if _has_errors(std_errors):
         ax.errorbar(x, y, yerr=_error_multipliers(explanation) * std_errors[:, j], fmt="none",
                     ecolor="grey",
@@ -546,7 +598,14 @@ def dependence(explanation, feature, *, color_by=None, ax=None, output=0, cmap="
         colorbar.set_label(names[k])
         colorbar.set_ticks([0, 1], labels=["low", "high"])
     ax.axhline(0.0, color="grey", linewidth=0.8, zorder=0)
-    _label_coded_axis(ax, explanation, j, x)
+    _label_coded_axis(ax, explanation, j, data[:, j])
+    if missing.any():
+        ax.axvspan(position - half_width, position + half_width, color=_LUMP_COLOR,
+                   alpha=0.15, linewidth=0, zorder=0)
+        # named on a top axis of its own, so the x axis keeps its automatic ticks
+        label_axis = ax.secondary_xaxis("top")
+        label_axis.set_xticks([position], [f"missing ({int(missing.sum())})"])
+        label_axis.tick_params(labelsize="small", colors="dimgrey")
     ax.set_xlabel(names[j])
     ax.set_ylabel(f"SHAP value of {names[j]}" + _output_label(explanation, output))
     if _has_errors(std_errors):
@@ -664,8 +723,13 @@ def _convergence_values(result, evaluations, players, max_display, feature_names
             raise ValueError(f"The 'output' parameter must be an int in [0, {n_outputs - 1}]"
                              f"; got {output!r}.")
         estimates, errors = estimates[:, :, output], errors[:, :, output]
+    elif isinstance(output, bool) or output != 0:
+        raise ValueError(
+            f"The 'output' parameter of convergence must be 0 for a single-output result; "
+            f"got {output!r}."
+        )
     n_players = estimates.shape[1]
-    names = _feature_names(feature_names, n_players)
+    names = _feature_names(feature_names, n_players, "convergence")
     if players is None:
         final = np.abs(estimates[-1])
         players = np.argsort(-final, kind="stable")[:max_display]
@@ -857,7 +921,7 @@ def attribution_bar(result, *, feature_names=None, ax=None, max_display=20):
     _check_max_display(max_display)
     values = np.asarray(result.attribution, dtype=float)
     errors = np.asarray(result.attribution_errors, dtype=float)
-    names = _feature_names(feature_names, values.size)
+    names = _feature_names(feature_names, values.size, "attribution_bar")
     order = np.argsort(-values, kind="stable")
     shown, rest = _display_rows(order, max_display)
     labels = [names[j] for j in shown]
@@ -909,6 +973,10 @@ def topk(result, *, feature_names=None, ax=None, max_display=20):
     ['x1', 'x2', 'x0']
     """
     _check_max_display(max_display)
+    if hasattr(result, "fit"):  # a selector: NotFittedError rather than AttributeError
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(result)
     if hasattr(result, "shapley_values_"):  # a fitted selector
         values = np.asarray(result.shapley_values_, dtype=float)
         intervals = np.asarray(result.confidence_intervals_, dtype=float)
@@ -924,7 +992,7 @@ def topk(result, *, feature_names=None, ax=None, max_display=20):
         chosen[np.asarray(result.top_k)] = True
         detail = f"{result.method}, {result.n_evaluations} evaluations"
         certified = result.pac_satisfied
-    names = _feature_names(feature_names, values.size)
+    names = _feature_names(feature_names, values.size, "topk")
     # Chosen features first (largest estimate first, ties: lower index), then the rest
     # (lexsort is stable; its last key is the primary one).
     order = np.lexsort((-values, ~chosen))

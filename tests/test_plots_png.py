@@ -106,6 +106,40 @@ def test_dependence_without_errors_draws_no_error_bars(explanation):
     assert not plotting.dependence(exact, 0).containers
 
 
+def test_dependence_draws_rows_with_a_missing_value_left_of_the_others(explanation):
+    # Every 4th row has no value of "age"; its phi (4.0) is the largest: dropping those
+    # rows would hide the biggest effect.
+    data = explanation.data.copy()
+    data[::4, 0] = np.nan
+    values = explanation.values.copy()
+    values[::4, 0] = 4.0
+    e = Explanation(values, explanation.base_values, data, explanation.feature_names,
+                    std_errors=explanation.std_errors)
+    ax = plotting.dependence(e, "age")
+    offsets = np.asarray(ax.collections[-1].get_offsets())
+    assert offsets.shape == (40, 2) and np.isfinite(offsets).all()  # a point per row
+    np.testing.assert_array_equal(offsets[:, 1], values[:, 0])
+    present = data[~np.isnan(data[:, 0]), 0]
+    # a tenth of the present values' range left of the smallest
+    slot = present.min() - 0.1 * (present.max() - present.min())
+    np.testing.assert_allclose(offsets[::4, 0], slot, rtol=1e-12)
+    np.testing.assert_array_equal(offsets[1::4, 0], data[1::4, 0])
+    (labels,) = ax.child_axes
+    assert [t.get_text() for t in labels.get_xticklabels()] == ["missing (10)"]
+    np.testing.assert_allclose(labels.get_xticks(), [slot], rtol=1e-12)
+
+
+def test_dependence_puts_a_missing_category_one_slot_left_of_the_codes():
+    codes = np.array([[0.0], [1.0], [np.nan], [2.0]])
+    e = Explanation(np.array([[0.1], [0.2], [0.9], [0.3]]), np.zeros(4), codes, ["colour"],
+                    display_data=np.array([["red"], ["green"], ["violet"], ["blue"]],
+                                          dtype=object))
+    ax = plotting.dependence(e, 0)
+    np.testing.assert_array_equal(ax.collections[-1].get_offsets()[:, 0], [0, 1, -1, 2])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["red", "green", "blue"]
+    assert [t.get_text() for t in ax.child_axes[0].get_xticklabels()] == ["missing (1)"]
+
+
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"feature": "weight"}, "'feature' parameter 'weight' is not a feature name"),
     ({"feature": 4}, r"'feature' parameter must be a feature name or an int in \[-4, 3\]"),
@@ -152,6 +186,28 @@ def test_convergence_error_kind_is_against_evaluations(sampled_result):
                                   sampled_result.history_evaluations)
     np.testing.assert_array_equal(ax.get_lines()[0].get_ydata(), sampled_result.history)
     assert ax.get_yscale() == "log" and ax.get_xlabel() == "coalition evaluations"
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    # 5 players: one name is too few, and the error names feature_names, not players
+    ({"feature_names": ["a"]},
+     r"'feature_names' parameter of convergence must have one name per feature \(5\); got 1"),
+    ({"output": 1}, "'output' parameter of convergence must be 0 for a single-output"),
+])
+def test_convergence_rejects_names_and_outputs_the_result_lacks(sampled_result, kwargs,
+                                                                message):
+    with pytest.raises(ValueError, match=message):
+        plotting.convergence(sampled_result, **kwargs)
+
+
+def test_attribution_bar_rejects_feature_names_of_the_wrong_length():
+    from types import SimpleNamespace
+
+    result = SimpleNamespace(attribution=np.array([0.1, 0.5, 0.2]),
+                             attribution_errors=np.zeros(3))
+    with pytest.raises(ValueError, match=r"'feature_names' parameter of attribution_bar "
+                                         r"must have one name per feature \(3\); got 2"):
+        plotting.attribution_bar(result, feature_names=["a", "b"])
 
 
 def test_convergence_of_an_exact_result_says_there_is_no_history():

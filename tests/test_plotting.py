@@ -269,3 +269,15 @@ def test_convergence_plot():
     assert len(ax.get_lines()) == 2
     with pytest.raises(ValueError, match="'history' parameter must be a 1-d sequence"):
         plotting.convergence([[0.1, 0.2]])
+
+
+# --- an explanation of no rows ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("plot", ["bar", "beeswarm", "summary", "waterfall", "dependence"])
+def test_plots_of_no_rows_say_so(explanation, plot):
+    empty = explanation[explanation.data[:, 0] > np.inf]
+    assert len(empty) == 0
+    arguments = (0,) if plot == "dependence" else ()
+    with pytest.raises(ValueError, match=f"'explanation' parameter of {plot} has no rows"):
+        getattr(plotting, plot)(empty, *arguments)

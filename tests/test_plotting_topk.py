@@ -2,6 +2,8 @@
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pytest
+from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LinearRegression
 
 from skshapley import TopKShapleySelector
@@ -41,3 +43,16 @@ def test_topk_plot_of_a_selector_uses_its_names(rng, tmp_path):
     assert [t.get_text() for t in ax.get_yticklabels()] == ["y", "w", "x"]
     assert "lsspa_exact" in ax.get_title(loc="left")
     plt.close(ax.figure)
+
+
+def test_topk_plot_rejects_feature_names_of_the_wrong_length(rng):
+    X = rng.normal(size=(40, 4))
+    selector = TopKShapleySelector(LinearRegression(), k=1, random_state=0).fit(X, X[:, 2])
+    with pytest.raises(ValueError, match=r"'feature_names' parameter of topk must have one "
+                                         r"name per feature \(4\); got 2"):
+        topk(selector, feature_names=["a", "b"])
+
+
+def test_topk_plot_of_an_unfitted_selector_says_so():
+    with pytest.raises(NotFittedError, match="TopKShapleySelector instance is not fitted"):
+        topk(TopKShapleySelector(LinearRegression(), k=1))

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+# Values of these methods are exact; RKHSShapRegressor's "rkhs-... (exact)" too.
+_EXACT_METHODS = frozenset({"exact", "tree"})
+# Samplers and regression estimators (skshapley.approximators.METHODS less "auto" and
+# "exact"); their values are estimates even where a standard error happens to be 0.
+_ESTIMATING_METHODS = frozenset({"permutation", "stratified", "owen", "owen_halved",
+                                 "kernel", "leverage", "kadd", "surrogate"})
+
 
 class _PlotAccessor:
     """``explanation.plot.bar()``, ``.beeswarm()``, ``.waterfall(i)``, ``.summary()``,
@@ -46,8 +53,9 @@ class Explanation:
     values : float64 (n, d) or (n, d, k)
         Shapley values; ``values[i].sum(axis=0) + base_values[i]`` is the explained
         model output of row i (efficiency).
-    base_values : float64 (n,) or (n, k)
-        v(∅) of each row: the mean model output over the background.
+    base_values : float64 (n,) or (n, k), or a scalar
+        v(∅) of each row: the mean model output over the background. A scalar (as shap
+        allows) is every row's.
     data : float64 (n, d)
         The explained rows.
     feature_names : list of str (d,)
@@ -61,6 +69,10 @@ class Explanation:
         coalition pairs); from 2 on, :meth:`error_bars` are t intervals with
         ``n_draws - 1`` degrees of freedom, else normal ones.
     method : str, optional
+        How the values were computed; ``"exact"``, ``"tree"`` and RKHS values computed
+        ``"(exact)"`` are exact (see :meth:`to_shapiq`).
+    interactions : float64 (n, d, d) or (n, d, d, k), optional
+        SHAP interaction values (``ShapleyExplainer.explain(X, interactions=True)``).
     display_data : object array (n, d), optional
         The explained rows as given, where ``data`` holds numbers standing for them (the
         text values of a DataFrame's non-numeric columns, see ``ShapleyExplainer.codec_``);
@@ -79,7 +91,17 @@ class Explanation:
                  output_names=None, n_evaluations=None, method=None, interactions=None,
                  display_data=None, n_draws=None):
         self.values = np.asarray(values)
+        if self.values.ndim not in (2, 3):
+            raise ValueError(
+                f"The 'values' parameter of Explanation must be 2-d (n, d) or 3-d (n, d, k); "
+                f"got shape {self.values.shape}. For one row, pass values[np.newaxis]."
+            )
+        n_rows, n_features = self.values.shape[:2]
+        # (n,) or (n, k): what each row's values add up to, less the base value
+        row_shape = self.values.shape[:1] + self.values.shape[2:]
         self.base_values = np.asarray(base_values)
+        if self.base_values.ndim == 0:  # one base value for every row, as shap allows
+            self.base_values = np.full(row_shape, self.base_values, dtype=np.float64)
         self.data = np.asarray(data)
         self.feature_names = list(feature_names)
         self.std_errors = None if std_errors is None else np.asarray(std_errors)
@@ -90,10 +112,34 @@ class Explanation:
         self.interactions = None if interactions is None else np.asarray(interactions)
         self.display_data = (None if display_data is None
                              else np.asarray(display_data, dtype=object))
-        if self.values.shape[1] != len(self.feature_names):
+        if n_features != len(self.feature_names):
             raise ValueError(
-                f"values has {self.values.shape[1]} features but feature_names has "
+                f"values has {n_features} features but feature_names has "
                 f"{len(self.feature_names)}."
+            )
+        expected = {
+            "base_values": (self.base_values, row_shape, "of shape (n,) or (n, k), or a scalar"),
+            "std_errors": (self.std_errors, self.values.shape, "of the shape of values"),
+            "data": (self.data, (n_rows, n_features), "of shape (n, d)"),
+            "display_data": (self.display_data, (n_rows, n_features), "of the shape of data"),
+            "n_evaluations": (self.n_evaluations, (n_rows,), "of shape (n,)"),
+            "n_draws": (self.n_draws, (n_rows,), "of shape (n,)"),
+            "interactions": (self.interactions,
+                             (n_rows, n_features) + self.values.shape[1:],
+                             "of shape (n, d, d) or (n, d, d, k)"),
+        }
+        for name, (array, shape, rule) in expected.items():
+            if array is not None and array.shape != shape:
+                raise ValueError(
+                    f"The {name!r} parameter of Explanation must be {rule}: "
+                    f"{shape} for values of shape {self.values.shape}; got shape "
+                    f"{array.shape}."
+                )
+        n_outputs = 1 if self.values.ndim == 2 else self.values.shape[2]
+        if self.output_names is not None and len(self.output_names) != n_outputs:
+            raise ValueError(
+                f"The 'output_names' parameter of Explanation must have one name per "
+                f"output ({n_outputs}); got {len(self.output_names)}."
             )
 
     @property
@@ -110,7 +156,17 @@ class Explanation:
         return self.values.shape[0]
 
     def __getitem__(self, rows) -> Explanation:
-        """Select rows (an int keeps a one-row explanation)."""
+        """Select rows (an int keeps a one-row explanation).
+
+        Only rows: shap's ``e[:, j]`` would keep the base values but drop the other
+        features' values, so the rows would no longer add up to their predictions.
+        """
+        if isinstance(rows, tuple):
+            raise ValueError(
+                f"Explanation selects rows only (an int, a slice, a mask or indices); got "
+                f"the tuple {rows!r}. For one feature's values use e.values[:, j], or "
+                f"plotting.dependence(e, j) to plot them."
+            )
         if isinstance(rows, (int, np.integer)):
             rows = [rows]
 
@@ -125,8 +181,19 @@ class Explanation:
             n_draws=pick(self.n_draws),
         )
 
+    def _check_has_rows(self, what):
+        if len(self) == 0:
+            raise ValueError(
+                f"{what} needs at least one row; this explanation has no rows (a "
+                f"selection such as e[mask] that matched none?)."
+            )
+
     def mean_abs(self) -> np.ndarray:
-        """Mean |phi| over rows: (d,) or (d, k), the global importance."""
+        """Mean |phi| over rows: (d,) or (d, k), the global importance.
+
+        Raises a ``ValueError`` when the explanation has no rows.
+        """
+        self._check_has_rows("mean_abs()")
         return np.abs(self.values).mean(axis=0)
 
     def mean_abs_std_errors(self) -> np.ndarray | None:
@@ -135,6 +202,7 @@ class Explanation:
         |phi_hat| has the standard error of phi_hat to first order away from zero, so the
         mean over n rows has sqrt(sum SE^2) / n.
         """
+        self._check_has_rows("mean_abs_std_errors()")
         if self.std_errors is None:
             return None
         return np.sqrt((self.std_errors**2).sum(axis=0)) / self.values.shape[0]
@@ -178,7 +246,11 @@ class Explanation:
         """Convert to ``shap.Explanation`` (needs shap).
 
         Our 95 % intervals (:meth:`error_bars`) go to ``lower_bounds``/``upper_bounds``,
-        so shap's plots can draw them.
+        so shap's plots can draw them. ``shap.Explanation`` has no field for a full
+        interaction matrix (shap returns one *as* the values, from
+        ``TreeExplainer(model)(X, interactions=True)``); it gets the matrix's diagonal,
+        the main effects, as ``main_effects``. For shap's form, pass ``interactions`` as
+        the values: ``shap.Explanation(e.interactions, e.base_values, e.data, ...)``.
         """
         try:
             import shap
@@ -188,18 +260,69 @@ class Explanation:
         if self.std_errors is not None:
             lower = self.values - self.error_bars()
             upper = self.values + self.error_bars()
+        main_effects = None
+        if self.interactions is not None:
+            # np.diagonal puts the diagonal last: (n, [k,] d) -> (n, d[, k]), as values
+            main_effects = np.moveaxis(
+                np.diagonal(self.interactions, axis1=1, axis2=2), -1, 1)
         return shap.Explanation(
             values=self.values, base_values=self.base_values, data=self.data,
             feature_names=self.feature_names, output_names=self.output_names,
             lower_bounds=lower, upper_bounds=upper, display_data=self.display_data,
+            main_effects=main_effects,
         )
 
+    def _is_estimated(self, row, output) -> bool:
+        """Whether the values of ``row`` (and ``output``) are estimates: any non-zero
+        standard error (NaN and inf included), or a sampling or regression ``method``.
+        Zero errors with an exact or unknown method are exact; with neither standard
+        errors nor a known method nothing tells, and they count as estimates."""
+        if self.std_errors is not None:
+            errors = self.std_errors[row]
+            if errors.ndim == 2:
+                errors = errors[:, output]
+            if np.any(errors != 0):
+                return True
+        method = self.method
+        if isinstance(method, str) and method.endswith(")") and "(" in method:
+            # RKHSShapRegressor writes "rkhs-<value> (<method of its game>)"
+            method = method[method.rindex("(") + 1 : -1]
+        if method in _EXACT_METHODS:
+            return False
+        if method in _ESTIMATING_METHODS:
+            return True
+        return self.std_errors is None
+
+    def _check_row_output(self, row, output, caller):
+        n_rows = len(self)
+        if isinstance(row, bool) or not isinstance(row, (int, np.integer)) \
+                or not -n_rows <= row < n_rows:
+            raise ValueError(
+                f"The 'row' parameter of {caller} must be an int in [{-n_rows}, "
+                f"{n_rows - 1}] for an explanation of {n_rows} rows; got {row!r}."
+            )
+        n_outputs = 1 if self.values.ndim == 2 else self.values.shape[2]
+        if isinstance(output, bool) or not isinstance(output, (int, np.integer)) \
+                or not 0 <= output < n_outputs:
+            raise ValueError(
+                f"The 'output' parameter of {caller} must be an int in [0, "
+                f"{n_outputs - 1}] for an explanation with {n_outputs} output(s); got "
+                f"{output!r}."
+            )
+
     def to_shapiq(self, row=0, output=0):
-        """Convert one row to first-order ``shapiq.InteractionValues`` (needs shapiq)."""
+        """Convert one row to first-order ``shapiq.InteractionValues`` (needs shapiq).
+
+        ``estimated`` is True where the values are estimates: some standard error of the
+        row is non-zero, or ``method`` is a sampler or regression estimator. Exact values
+        (``"exact"``, ``"tree"``, RKHS values computed ``"(exact)"``) are not.
+        ``estimation_budget`` is the row's ``n_evaluations`` (None when unknown).
+        """
         try:
             from shapiq import InteractionValues
         except ImportError as err:
             raise ImportError("to_shapiq() needs shapiq: pip install shapiq") from err
+        self._check_row_output(row, output, "to_shapiq")
         values = self.values[row]
         base = self.base_values[row]
         if values.ndim == 2:
@@ -209,7 +332,7 @@ class Explanation:
         return InteractionValues(
             values=np.concatenate([[float(base)], values]), index="SV", max_order=1,
             min_order=0, n_players=d, interaction_lookup=lookup,
-            estimated=self.method != "exact",
+            estimated=self._is_estimated(row, output),
             estimation_budget=(None if self.n_evaluations is None
                                else int(self.n_evaluations[row])),
             baseline_value=float(base),
