@@ -550,11 +550,12 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             check_is_fitted(self)
             # this call's codec: the fitted one, widened by values it has not seen
             codec, X = self._checked_rows(X, finite_policy(self.estimator_), reset=False)
+            feature_names = getattr(self.estimator_, "feature_names_in_", None)
             values, base, inter = explain_with_trees(
                 self.tree_ensemble_, self._tree_output_map, X, self.background_,
-                self.feature_perturbation,
-                model_rows(getattr(self.estimator_, "feature_names_in_", None), codec),
+                self.feature_perturbation, model_rows(feature_names, codec),
                 interactions=interactions)
+            self._check_tree_efficiency(values, base, X, feature_names, codec)
             std_errors = np.zeros_like(values)
             n_evaluations = np.zeros(X.shape[0], dtype=np.int64)
             n_draws = np.zeros(X.shape[0], dtype=np.int64)
@@ -576,6 +577,28 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             n_evaluations=n_evaluations, method=self.method_, interactions=inter,
             display_data=display, n_draws=n_draws,
         )
+
+    def _check_tree_efficiency(self, values, base, X, feature_names, codec):
+        """TreeSHAP's values of the explained rows must add up to the model's own output
+        (efficiency): the trees were checked on probe and background rows only, and a
+        model that computes more than its trees hold (an estimator we misread) would
+        otherwise be explained wrongly without a word."""
+        predict = _model_response(self.estimator_, self.response_method, feature_names,
+                                  codec)
+        namespace = resolve_device(self.device)
+        outputs = (np.asarray(predict(X), dtype=np.float64) if namespace is None
+                   else to_host(predict(namespace.asarray(X))))
+        totals = values.sum(axis=1) + base
+        outputs = outputs.reshape(totals.shape)
+        scale = max(1.0, float(np.abs(outputs).max(initial=0.0)))
+        error = float(np.abs(totals - outputs).max(initial=0.0))
+        if not error <= 1e-5 * scale:
+            raise ValueError(
+                f"TreeSHAP's values of these rows do not add up to the model's output (off "
+                f"by {error:.3g}): {type(self.estimator_).__name__} computes something its "
+                "trees do not hold for them; explain it with method='exact' or a sampling "
+                "method, and please report the model."
+            )
 
     def transform(self, X):
         """Shapley values of the rows of ``X``.

@@ -66,6 +66,31 @@ def _votes_for_probabilities(model):
         getattr(model, "estimator", None), BaseDecisionTree)
 
 
+def _margin_function(model):
+    """The raw margins of an XGBoost or LightGBM classifier (sklearn wrapper), whose
+    log-odds they are: its probabilities are float32 and saturate at margins of ~17,
+    where log-odds read from them would be clipped; None for other models."""
+    module = type(model).__module__.partition(".")[0]
+    if module == "xgboost" and hasattr(model, "get_booster"):
+        return lambda X: model.predict(X, output_margin=True)
+    if module == "lightgbm" and hasattr(model, "booster_"):
+        if model.booster_.dump_model(num_iteration=1).get("average_output", False):
+            return None  # boosting_type="rf": raw scores are sums, probabilities means
+        return lambda X: model.predict(X, raw_score=True)
+    return None
+
+
+def _centred(margins):
+    """Log-odds from margins: binary as they are, multiclass centred over the classes
+    (what the log-probabilities centre to under softmax)."""
+    xp = namespace_of(margins)
+    if xp is np:
+        margins = np.asarray(margins, dtype=np.float64)
+    if margins.ndim == 1 or margins.shape[1] == 1:
+        return margins.reshape(-1)
+    return margins - xp.mean(margins, axis=1, keepdims=True)
+
+
 def _log_odds(proba):
     # in the array's own namespace, so device outputs stay on the device
     xp = namespace_of(proba)
@@ -109,8 +134,13 @@ def make_response_function(model, response_method="auto", *, feature_names=None)
                     f"response_method='predict_log_odds' needs predict_proba, which "
                     f"{type(model).__name__} does not have."
                 )
-            def base(X):
-                return _log_odds(model.predict_proba(X))
+            margins = _margin_function(model)
+            if margins is not None:
+                def base(X):
+                    return _centred(margins(X))
+            else:
+                def base(X):
+                    return _log_odds(model.predict_proba(X))
         else:
             if not hasattr(model, method):
                 raise ValueError(

@@ -291,6 +291,7 @@ def read_sklearn(model):
         _verify(ensemble, raw, probes, name)
         return ensemble
     if isinstance(model, (GradientBoostingRegressor, GradientBoostingClassifier)):
+        _check_constant_init(model)
         estimators = model.estimators_
         n_outputs = estimators.shape[1]
         tables = []
@@ -325,6 +326,23 @@ def read_sklearn(model):
     raise ValueError(f"{name} is not a tree model that method='tree' can read.")
 
 
+def _check_constant_init(model):
+    """GradientBoosting starts from ``init_``: its default (a constant, DummyRegressor or
+    DummyClassifier) or "zero" become the offset; any other estimator's predictions
+    depend on the row and are not in the trees."""
+    from sklearn.dummy import DummyClassifier, DummyRegressor
+
+    init = model.init_
+    if isinstance(init, str) and init == "zero" or isinstance(init, (DummyClassifier,
+                                                                    DummyRegressor)):
+        return
+    raise ValueError(
+        f"{type(model).__name__} starts from init={type(init).__name__}, whose predictions "
+        "are not in its trees; method='tree' reads GradientBoosting with init=None (a "
+        "constant) or init='zero' only."
+    )
+
+
 def _with_offset(tables, raw, probes, n_features, n_outputs, input_dtype, name, classifier,
                  link=None):
     """Build with offset = model margin minus the sum of leaves, checked constant."""
@@ -353,6 +371,13 @@ def read_xgboost(model):
 
     booster = model.get_booster() if hasattr(model, "get_booster") else model
     name = type(model).__name__
+    missing = getattr(model, "missing", np.nan)
+    if missing is not None and not np.isnan(missing):
+        # the trees route NaN the missing way; a row's sentinel value would be compared
+        raise ValueError(
+            f"{name} was fitted with missing={missing!r}; method='tree' reads missing "
+            "values as NaN: replace that value by NaN and refit with missing=np.nan."
+        )
     config = json.loads(bytes(booster.save_raw(raw_format="json")))
     learner = config["learner"]
     gbm = learner["gradient_booster"]
@@ -365,6 +390,12 @@ def read_xgboost(model):
         gbm = gbm["gbtree"]
     trees = gbm["model"]["trees"]
     tree_info = np.asarray(gbm["model"]["tree_info"], np.int64)
+    rounds = _predicted_rounds(model)
+    if rounds is not None:
+        # the sklearn wrapper predicts with the best iteration of early stopping only
+        kept = int(np.asarray(gbm["model"]["iteration_indptr"], np.int64)[rounds])
+        trees, tree_info = trees[:kept], tree_info[:kept]
+        weights = None if weights is None else weights[:kept]
     params = learner["learner_model_param"]
     n_features = int(params["num_feature"])
     n_outputs = max(1, int(params.get("num_class", "0")), int(params.get("num_target", "1")))
@@ -394,7 +425,8 @@ def read_xgboost(model):
     types = booster.feature_types
     matrix = xgboost.DMatrix(probes, feature_names=booster.feature_names, feature_types=types,
                              enable_categorical=bool(types and "c" in types))
-    raw = booster.predict(matrix, output_margin=True)
+    raw = booster.predict(matrix, output_margin=True,
+                          iteration_range=(0, 0 if rounds is None else rounds))
     objective = learner["objective"]["name"]
     if objective in ("binary:logistic", "binary:logitraw", "reg:logistic"):
         link = "logit"
@@ -408,6 +440,18 @@ def read_xgboost(model):
     classifier = link in ("logit", "softmax")
     return _with_offset(tables, raw, probes, n_features, n_outputs, np.float32, name,
                         classifier, link=link)
+
+
+def _predicted_rounds(model):
+    """Boosting rounds an XGBoost sklearn wrapper predicts with: best_iteration + 1 after
+    early stopping, else None (all); a bare Booster's predict uses every round."""
+    if not hasattr(model, "get_booster"):
+        return None
+    try:
+        best = model.best_iteration
+    except AttributeError:  # not fitted with early stopping
+        return None
+    return None if best is None else int(best) + 1
 
 
 # --------------------------------------------------------------------------- LightGBM
@@ -452,6 +496,10 @@ def _lightgbm_categorical(node, left, right, intervals, largest):
             MISSING_NAN)
 
 
+# LightGBM objectives whose prediction is the raw score (besides "regression*")
+_LIGHTGBM_IDENTITY = ("quantile", "huber", "fair", "mape")
+
+
 def read_lightgbm(model):
     """TreeEnsemble of a LightGBM ``Booster`` or sklearn wrapper (``dump_model``)."""
     booster = model.booster_ if hasattr(model, "booster_") else model
@@ -469,6 +517,9 @@ def read_lightgbm(model):
             index = len(nodes)
             nodes.append(None)
             if "leaf_value" in node or "split_index" not in node:
+                if "leaf_coeff" in node:
+                    raise ValueError(f"{name} has linear_tree=True: its leaves are linear "
+                                     "models of the row, which method='tree' does not read.")
                 nodes[index] = (-1, -1, 0, 0.0, False, float(node.get("leaf_count", 1)),
                                 float(node.get("leaf_value", 0.0)), MISSING_NAN)
                 return index
@@ -501,16 +552,19 @@ def read_lightgbm(model):
                                      columns[4], columns[5], leaf,
                                      missing_mode=np.asarray(columns[7], np.uint8))
         tables.append(_with_intervals(table, intervals) if intervals else table)
+    probes = _probe_rows(n_features, categories=largest)
+    raw = booster.predict(probes, raw_score=True)
     if dump.get("average_output", False):
+        # boosting_type="rf": predict averages the trees, raw_score sums them
         n_iterations = len(tables) // n_outputs
         tables = [NodeTable(**{**t.__dict__, "leaf_values": t.leaf_values / n_iterations})
                   for t in tables]
-    probes = _probe_rows(n_features, categories=largest)
-    raw = booster.predict(probes, raw_score=True)
+        raw = raw / n_iterations
     objective = str(dump.get("objective", "regression")).split()[0]
     classifier = objective in ("binary", "multiclass", "multiclassova", "cross_entropy")
+    identity = objective.startswith("regression") or objective in _LIGHTGBM_IDENTITY
     link = ("logit" if objective in ("binary", "cross_entropy") else "softmax") \
-        if classifier else ("identity" if objective.startswith("regression") else "other")
+        if classifier else ("identity" if identity else "other")
     ensemble = _with_offset(tables, raw, probes, n_features, n_outputs, np.float64, name,
                             classifier, link=link)
     categories = getattr(booster, "pandas_categorical", None)
