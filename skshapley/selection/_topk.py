@@ -170,7 +170,10 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
     the estimator refit on S alone; top-k identification (CMCS@K by default) then spends
     model fits on the features near the cut and stops once the chosen set is certified:
     with probability about ``1 - delta`` no chosen feature's Shapley value is more than
-    ``epsilon`` below an unchosen one's (the PAC rule of §4.4.1).
+    ``epsilon`` below an unchosen one's (the PAC rule of §4.4.1). "About": the rule rests
+    on the normal approximation of the features' mean marginal contributions, and a rare
+    large contribution that no sample has seen cannot be detected (see ``delta`` of
+    :func:`~skshapley.approximators.topk_shapley`).
 
     Parameters
     ----------

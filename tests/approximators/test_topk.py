@@ -191,6 +191,11 @@ def test_exact_method_and_single_player():
     assert result.n_evaluations == 2**8 and result.pac_satisfied
     one = topk_shapley(AdditiveGame([0.5]), 1, method="cmcs", budget=10, pac_stop=False)
     assert one.top_k.tolist() == [0] and one.values[0] == 0.5 and one.n_evaluations == 2
+    # v(N) - v(∅) is exact: no error, a certified choice, whatever the method
+    for method in ("cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k"):
+        alone = topk_shapley(AdditiveGame([0.5]), 1, method=method, budget=10)
+        assert alone.std_errors[0] == 0 and alone.pac_satisfied, method
+        np.testing.assert_array_equal(alone.confidence_intervals, [[0.5, 0.5]])
 
 
 def test_k_equal_to_n_players_selects_everyone():
