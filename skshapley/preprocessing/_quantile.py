@@ -217,11 +217,33 @@ class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
             if first:
                 state = (*self._new_sketches(X.shape[1]), 0)
             else:
+                self._check_sketch_settings()
                 state = (self.sketch_.copy(),
                          None if self.sketch_arcsinh_ is None else self.sketch_arcsinh_.copy(),
                          self.n_rows_seen_)
             self._set_state(self._ingest(X, sample_weight, state))
         return self
+
+    def _check_sketch_settings(self):
+        """The parameters the sketch was begun with must still hold (set_params between
+        partial_fit calls would otherwise be ignored for the rows already seen)."""
+        sketch = self.sketch_
+        changed = [name for name, then, now in (
+            ("n_moments", sketch.order, self.n_moments),
+            ("exact_threshold", sketch.exact_threshold, self.exact_threshold),
+            ("small_n", sketch.small_n, self.small_n)) if then != now]
+        bounds = None if self.bounds is None else _check_bounds(self.bounds,
+                                                                self.n_features_in_)
+        if (bounds is None) != (sketch.bounds is None) or (
+                bounds is not None and not np.array_equal(bounds, sketch.bounds)):
+            changed.append("bounds")
+        arcsinh = self.input_transform in ("auto", "arcsinh") and self.solver != "cosine"
+        if arcsinh != (self.sketch_arcsinh_ is not None):
+            changed.append("input_transform/solver")
+        if changed:
+            raise ValueError(
+                f"partial_fit continues a sketch begun with other {', '.join(changed)}; "
+                "set them back, or call fit to begin a new sketch.")
 
     def merge(self, other):
         """Merge the sketches of another fitted transformer (same settings) into this one."""

@@ -299,6 +299,20 @@ def test_partial_fit_validates_params_on_every_call(rng):
     assert not [name for name in vars(fresh) if name.endswith("_")]
 
 
+@pytest.mark.parametrize("change", [dict(n_moments=8), dict(bounds=[(-9, 9), (-9, 9)]),
+                                    dict(input_transform="none")])
+def test_partial_fit_refuses_settings_the_sketch_did_not_begin_with(rng, change):
+    # the rows seen so far were sketched with the old settings: continuing would mix them
+    X = rng.normal(size=(300, 2))
+    mqt = MomentQuantileTransformer().partial_fit(X)
+    before = pickle.dumps(mqt.sketch_)
+    mqt.set_params(**change)
+    with pytest.raises(ValueError, match="partial_fit continues a sketch begun with other"):
+        mqt.partial_fit(X)
+    assert pickle.dumps(mqt.sketch_) == before
+    mqt.fit(X)  # a new sketch takes them
+
+
 @pytest.mark.filterwarnings("ignore:All-NaN slice:RuntimeWarning")  # sklearn's fit
 def test_all_nan_feature_transforms_to_nan(rng):
     X = np.column_stack([np.full(200, np.nan), rng.normal(size=200)])
