@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from skshapley.games._response import NamedRows
+from skshapley.utils._validation import missing_value_support
 
 
 def _is_plain_numeric(dtype) -> bool:
@@ -189,3 +190,24 @@ def model_rows(feature_names, codec):
     if feature_names is not None:
         return NamedRows(feature_names)
     return lambda rows: rows
+
+
+def check_missing_values_taken(estimator, predict, rows, name):
+    """Where it depends on the columns whether ``estimator`` takes NaN (a ColumnTransformer
+    imputes some columns only), call ``predict`` (float rows -> outputs) on one row with
+    NaN wherever ``rows`` have some: a refusal is said here, naming the columns, not from
+    inside a batch of masked rows or as a failed score."""
+    columns = np.flatnonzero(np.isnan(rows).any(axis=0))
+    if not columns.size or missing_value_support(estimator) != "maybe":
+        return
+    probe = rows[:1].copy()
+    probe[0, columns] = np.nan  # NaN wherever some row has it
+    try:
+        predict(probe)
+    except ValueError as err:
+        said = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise ValueError(
+            f"{name} has NaN in the columns at positions {columns.tolist()}, and "
+            f"{type(estimator).__name__} does not take NaN in all of them ({said}); impute "
+            "them in the model's pipeline."
+        ) from err

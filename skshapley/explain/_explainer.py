@@ -22,7 +22,7 @@ from skshapley.approximators import (
     resolve_sampler,
     shapley_values,
 )
-from skshapley.explain._columns import ColumnCodec, model_rows
+from skshapley.explain._columns import ColumnCodec, check_missing_values_taken, model_rows
 from skshapley.explain._explanation import Explanation
 from skshapley.explain._tree import explain_with_trees, plan_tree
 from skshapley.games import MarginalGame, make_response_function
@@ -39,11 +39,7 @@ from skshapley.utils._sklearn_compat import (
     validate_data,
 )
 from skshapley.utils._state import restored_on_failure
-from skshapley.utils._validation import (
-    finite_policy,
-    missing_value_support,
-    takes_missing_values,
-)
+from skshapley.utils._validation import finite_policy, takes_missing_values
 
 # Rows per joblib task when running serially: only sets how often the progress bar moves.
 _SERIAL_CHUNK = 16
@@ -94,26 +90,6 @@ def _explain_rows(estimator, X, background, *, response_method, feature_names, m
                 rows.append((values[:, i], std_errors[:, i], empty[i], result.n_evaluations,
                              result.n_draws))
     return rows
-
-
-def _check_missing_values_taken(estimator, predict, rows, name):
-    """Where it depends on the columns whether ``estimator`` takes NaN (a ColumnTransformer
-    imputes some columns only), call it on one row of ``rows`` with NaN: a refusal is
-    said here, naming the columns, not from inside a batch of masked rows."""
-    columns = np.flatnonzero(np.isnan(rows).any(axis=0))
-    if not columns.size or missing_value_support(estimator) != "maybe":
-        return
-    probe = rows[:1].copy()
-    probe[0, columns] = np.nan  # NaN wherever some row has it
-    try:
-        predict(probe)
-    except ValueError as err:
-        said = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise ValueError(
-            f"{name} has NaN in the columns at positions {columns.tolist()}, and "
-            f"{type(estimator).__name__} does not take NaN in all of them ({said}); impute "
-            "them in the model's pipeline or before explaining."
-        ) from err
 
 
 class ShapleyExplainer(TransformerMixin, BaseEstimator):
@@ -366,7 +342,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         feature_names = getattr(estimator, "feature_names_in_", None)
         predict = _model_response(estimator, self.response_method, feature_names, codec)
         namespace = resolve_device(self.device)
-        _check_missing_values_taken(estimator, predict, background, "background")
+        check_missing_values_taken(estimator, predict, background, "background")
         if namespace is None:
             outputs = np.asarray(predict(background), dtype=np.float64)
         else:
@@ -487,7 +463,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
     def _explain(self, X) -> tuple[list, np.ndarray]:
         check_is_fitted(self)
         codec, X = self._checked_rows(X, finite_policy(self.estimator_), reset=False)
-        _check_missing_values_taken(
+        check_missing_values_taken(
             self.estimator_, _model_response(self.estimator_, self.response_method,
                                              getattr(self.estimator_, "feature_names_in_",
                                                      None), codec), X, "X")

@@ -20,7 +20,7 @@ from skshapley.approximators._topk import bonferroni_z, order_players, pac_rule_
 from skshapley.attribution import lsspa
 from skshapley.exceptions import BudgetWarning
 from skshapley.explain import ShapleyExplainer
-from skshapley.explain._columns import ColumnCodec, model_rows
+from skshapley.explain._columns import ColumnCodec, check_missing_values_taken, model_rows
 from skshapley.games import Game, PerformanceGame, RefitGame
 from skshapley.utils._sklearn_compat import (
     HasMethods,
@@ -30,11 +30,7 @@ from skshapley.utils._sklearn_compat import (
     validate_data,
 )
 from skshapley.utils._state import restored_on_failure
-from skshapley.utils._validation import (
-    finite_policy,
-    missing_value_support,
-    takes_missing_values,
-)
+from skshapley.utils._validation import finite_policy, takes_missing_values
 
 IMPORTANCES = ("refit", "performance", "mean_abs_shap")
 SELECTOR_METHODS = ("cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k", "regression",
@@ -71,34 +67,6 @@ def _fit_params_of_rows(fit_params, n_samples, index):
         if _is_per_row(value, n_samples) else value
         for name, value in fit_params.items()
     }
-
-
-def _check_missing_values_taken(estimator, X):
-    """Where it depends on the columns whether ``estimator`` takes NaN (a ColumnTransformer
-    imputes some of them only), call the fitted model on one row with NaN wherever X has
-    some: a refusal is said here, naming the columns, not later as a failed score."""
-    if missing_value_support(estimator) != "maybe":
-        return
-    if hasattr(X, "iloc"):
-        numbers = X.select_dtypes("number")
-        columns = list(numbers.columns[numbers.isna().any()])
-        probe = X.iloc[:1].copy()
-        for name in columns:
-            probe[name] = np.nan
-    else:
-        columns = np.flatnonzero(np.isnan(X).any(axis=0)).tolist()
-        probe = np.array(X[:1], dtype=np.float64)
-        probe[0, columns] = np.nan
-    if not columns:
-        return
-    try:
-        estimator.predict(probe)
-    except ValueError as err:
-        said = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise ValueError(
-            f"X has NaN in the columns {columns}, and the 'estimator' "
-            f"{type(estimator).__name__} does not take NaN in all of them ({said}); impute "
-            "them in its pipeline.") from err
 
 
 def _fit_on_frame(estimator, codec, X, y, **fit_params):
@@ -448,7 +416,7 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
         if self.importance == "mean_abs_shap":
             if not self.prefit:
                 estimator = _fit_on_frame(estimator, codec, X_train, y_train, **fit_params)
-            _check_missing_values_taken(estimator, X_model)
+            self._check_missing_values(estimator, X_checked, codec)
             self._fit_mean_abs_shap(estimator, X_train, X_valid, sampling_seed)
         elif codec is None and _lsspa_applies(estimator, self.importance, self.scoring):
             if fit_params:
@@ -465,7 +433,7 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
             if self.importance == "refit":
                 self.estimator_ = _fit_on_frame(clone(estimator), codec, X_train, y_train,
                                                 **fit_params)
-                _check_missing_values_taken(self.estimator_, X_model)
+                self._check_missing_values(self.estimator_, X_checked, codec)
                 game = RefitGame(estimator, X_train, y_train, X_valid, y_valid,
                                  scoring=self.scoring, n_jobs=self.n_jobs,
                                  fit_params=fit_params)
@@ -473,7 +441,7 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
                 self.estimator_ = (estimator if self.prefit
                                    else _fit_on_frame(estimator, codec, X_train, y_train,
                                                       **fit_params))
-                _check_missing_values_taken(self.estimator_, X_model)
+                self._check_missing_values(self.estimator_, X_checked, codec)
                 # masked rows are mixed as numbers (codes for non-numeric columns), and the
                 # model is called on what they stand for
                 background = X_checked[train]
@@ -488,6 +456,13 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
             self._fit_game(game, k, method, max_evals, sampling_seed)
         self._set_selection()
         return self
+
+    def _check_missing_values(self, estimator, X_checked, codec):
+        """NaN that reaches a step of the fitted ``estimator`` refusing it is said here,
+        naming the columns, not later as a failed score."""
+        decode = model_rows(getattr(self, "feature_names_in_", None), codec)
+        check_missing_values_taken(estimator, lambda rows: estimator.predict(decode(rows)),
+                                   X_checked, "X")
 
     def _resolve_k(self, n_features):
         if isinstance(self.k, Integral):
