@@ -265,9 +265,8 @@ def regression_shapley(game, budget: int, *, method: str = "kernel", order: int 
     # Many small factorisations: a BLAS thread pool only adds its hand-offs (10x slower
     # on 2 cores at d = 10, measured); the model calls above keep their threads.
     with threadpool_limits(1, user_api="blas"):
-        phi, influence, terms, scale = fit_design(method, design, values[2:], empty, delta,
-                                                  order=order, max_terms=max_terms,
-                                                  rng=design_rng)
+        phi, influence, scale = fit_design(method, design, values[2:], empty, delta,
+                                           order=order, max_terms=max_terms, rng=design_rng)
 
     sampled = design.blocks >= 0
     covariance = stratified_covariance(influence[sampled], design.blocks[sampled],
@@ -312,9 +311,6 @@ def fit_design(method, design, values, empty, delta, *, order=2, max_terms=None,
     phi : float64 (d, k)
     influence : float64 (n_pairs, d, k)
         Each pair's contribution to the sandwich variance.
-    terms : list of tuple
-        The surrogate's terms ("surrogate": the first-order ones; each output's
-        third-order terms are its own, see ``_fit_surrogate``).
     variance_scale : float64 (k,)
         Factor for each output's sandwich covariance: residuals of a fit with p free odd
         coefficients on n pairs are shrunk by about (n - p) / n (HC1 undoes it); when
@@ -337,16 +333,14 @@ def fit_design(method, design, values, empty, delta, *, order=2, max_terms=None,
         influence = influence[:pairs] + influence[pairs:]  # one block per pair
         # Only odd terms matter: pairing makes the even ones orthogonal to phi.
         free = sum(len(t) % 2 for t in terms) - 1
-        return phi, influence, terms, np.full(k, _hc1(pairs, free))
+        return phi, influence, np.full(k, _hc1(pairs, free))
     differences = side - other  # twice the odd part at each pair's first side
-    terms = [(j,) for j in range(d)]
     if method == "surrogate" and d >= 3:
-        phi, influence, scale = _fit_surrogate(design, differences, delta, d, max_terms,
-                                               rng)
-        return phi, influence, terms, scale
+        return _fit_surrogate(design, differences, delta, d, max_terms, rng)
+    terms = [(j,) for j in range(d)]
     features = odd_character_features(design.first, terms)
     phi, _, influence = _odd_fit(features, design, differences, delta, terms, d)
-    return phi, influence, terms, np.full(k, _hc1(pairs, d - 1))
+    return phi, influence, np.full(k, _hc1(pairs, d - 1))
 
 
 def _hc1(n_pairs, free):
