@@ -24,7 +24,7 @@ from skshapley.approximators import (
 )
 from skshapley.explain._columns import ColumnCodec, check_missing_values_taken, model_rows
 from skshapley.explain._explanation import Explanation
-from skshapley.explain._tree import explain_with_trees, plan_tree
+from skshapley.explain._tree import explain_with_trees, mismatch, plan_tree
 from skshapley.games import MarginalGame, make_response_function
 from skshapley.games._response import RESPONSE_METHODS
 from skshapley.permutations import PermutationSampler
@@ -341,18 +341,15 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
 
         feature_names = getattr(estimator, "feature_names_in_", None)
         predict = _model_response(estimator, self.response_method, feature_names, codec)
-        namespace = resolve_device(self.device)
+        if resolve_device(self.device) is not None and (feature_names is not None
+                                                        or codec is not None):
+            raise ValueError(
+                f"device={self.device!r} calls the model on device arrays, but "
+                f"{type(estimator).__name__} was fitted on a DataFrame and is called "
+                "with DataFrames; fit it on arrays or use device=None."
+            )
         check_missing_values_taken(estimator, predict, background, "background")
-        if namespace is None:
-            outputs = np.asarray(predict(background), dtype=np.float64)
-        else:
-            if feature_names is not None or codec is not None:
-                raise ValueError(
-                    f"device={self.device!r} calls the model on device arrays, but "
-                    f"{type(estimator).__name__} was fitted on a DataFrame and is called "
-                    "with DataFrames; fit it on arrays or use device=None."
-                )
-            outputs = to_host(predict(namespace.asarray(background)))
+        outputs = self._outputs(predict, background)
         if outputs.ndim > 2 or outputs.shape[0] != background.shape[0]:
             raise ValueError(
                 f"The model output for {background.shape[0]} rows has shape {outputs.shape}; "
@@ -461,7 +458,6 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         return [f"output{i}" for i in range(outputs.shape[1])]
 
     def _explain(self, X) -> tuple[list, np.ndarray]:
-        check_is_fitted(self)
         codec, X = self._checked_rows(X, finite_policy(self.estimator_), reset=False)
         check_missing_values_taken(
             self.estimator_, _model_response(self.estimator_, self.response_method,
@@ -523,7 +519,6 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                 "feature_perturbation='tree_path_dependent'."
             )
         if getattr(self, "method_", None) == "tree":
-            check_is_fitted(self)
             # this call's codec: the fitted one, widened by values it has not seen
             codec, X = self._checked_rows(X, finite_policy(self.estimator_), reset=False)
             feature_names = getattr(self.estimator_, "feature_names_in_", None)
@@ -561,20 +556,22 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         otherwise be explained wrongly without a word."""
         predict = _model_response(self.estimator_, self.response_method, feature_names,
                                   codec)
-        namespace = resolve_device(self.device)
-        outputs = (np.asarray(predict(X), dtype=np.float64) if namespace is None
-                   else to_host(predict(namespace.asarray(X))))
-        totals = values.sum(axis=1) + base
-        outputs = outputs.reshape(totals.shape)
-        scale = max(1.0, float(np.abs(outputs).max(initial=0.0)))
-        error = float(np.abs(totals - outputs).max(initial=0.0))
-        if not error <= 1e-5 * scale:
+        error = mismatch(values.sum(axis=1) + base, self._outputs(predict, X))
+        if error is not None:
             raise ValueError(
                 f"TreeSHAP's values of these rows do not add up to the model's output (off "
                 f"by {error:.3g}): {type(self.estimator_).__name__} computes something its "
                 "trees do not hold for them; explain it with method='exact' or a sampling "
                 "method, and please report the model."
             )
+
+    def _outputs(self, predict, rows):
+        """The explained output of float ``rows`` on the host, the model called on the
+        explainer's device."""
+        namespace = resolve_device(self.device)
+        if namespace is None:
+            return np.asarray(predict(rows), dtype=np.float64)
+        return to_host(predict(namespace.asarray(rows)))
 
     def transform(self, X):
         """Shapley values of the rows of ``X``.
