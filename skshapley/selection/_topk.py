@@ -26,6 +26,7 @@ from skshapley.utils._sklearn_compat import (
     HasMethods,
     Interval,
     StrOptions,
+    check_method_params,
     fit_context,
     validate_data,
 )
@@ -46,27 +47,6 @@ _SHAP_ROWS = 200
 def _rows(X, index):
     """Rows of an array or a DataFrame (a DataFrame keeps its names and dtypes)."""
     return X.iloc[index] if hasattr(X, "iloc") else X[index]
-
-
-def _is_per_row(value, n_samples):
-    """Whether a fit param has one entry per sample (as sklearn's ``_check_method_params``
-    decides: array-like of length n_samples)."""
-    if isinstance(value, (str, bytes, dict)):
-        return False
-    shape = getattr(value, "shape", None)
-    if shape is not None:  # arrays, sparse matrices, Series and DataFrames
-        return len(shape) > 0 and shape[0] == n_samples
-    return hasattr(value, "__len__") and len(value) == n_samples
-
-
-def _fit_params_of_rows(fit_params, n_samples, index):
-    """The fit params of the rows ``index``: per-row values (e.g. ``sample_weight``) are
-    indexed like X, anything else passes as it is."""
-    return {
-        name: _rows(value if hasattr(value, "shape") else np.asarray(value), index)
-        if _is_per_row(value, n_samples) else value
-        for name, value in fit_params.items()
-    }
 
 
 def _fit_on_frame(estimator, codec, X, y, **fit_params):
@@ -408,7 +388,7 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
         X_train, X_valid = _rows(X_model, train), _rows(X_model, valid)
         y_train, y_valid = y_model[train], y_model[valid]
         # every fit is on the training rows, so per-row fit params (sample_weight) are too
-        fit_params = _fit_params_of_rows(fit_params, n_samples, train)
+        fit_params = check_method_params(X_checked, fit_params, indices=train)
 
         self.k_ = k
         self.max_evals_ = max_evals

@@ -11,6 +11,9 @@ from sklearn.utils._set_output import _get_output_config as get_output_config  #
 from sklearn.utils.validation import (  # noqa: F401, E402
     _check_feature_names_in as check_feature_names_in,
 )
+from sklearn.utils.validation import (  # noqa: F401, E402
+    _check_method_params as check_method_params,
+)
 from sklearn.utils.validation import validate_data  # noqa: F401
 
 # threadpoolctl is scikit-learn's dependency, not a declared one of ours: taken through
