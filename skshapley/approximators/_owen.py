@@ -11,7 +11,11 @@ import numpy as np
 
 from skshapley.approximators._common import as_matrix, scalar_or_array, squeeze_outputs
 from skshapley.approximators._result import ShapleyResult
-from skshapley.approximators._risk import overall_error_quantile, small_sample_inflation
+from skshapley.approximators._risk import (
+    overall_error_quantile,
+    satterthwaite_draws,
+    small_sample_inflation,
+)
 from skshapley.exceptions import BudgetWarning
 from skshapley.utils import as_generator, check_budget
 
@@ -36,12 +40,8 @@ def _satterthwaite_draws(unit_variances, n_runs):
     """1 + the smallest Welch-Satterthwaite degrees of freedom over players and outputs of
     a sum of U variances, each from ``n_runs`` draws: nu = (sum a_u)^2 / sum a_u^2 / (R-1),
     between R - 1 and U (R - 1). Players with zero variance are skipped."""
-    total = unit_variances.sum(axis=0)
-    squares = (unit_variances**2).sum(axis=0) / (n_runs - 1)
-    positive = squares > 0
-    if not positive.any():
-        return n_runs
-    return 1 + int(np.floor((total[positive] ** 2 / squares[positive]).min() + 1e-9))
+    return satterthwaite_draws(unit_variances.sum(axis=0),
+                               (unit_variances**2).sum(axis=0) / (n_runs - 1), fallback=n_runs)
 
 
 def owen_shapley(game, budget: int, *, halved: bool = False, n_runs: int = 2,

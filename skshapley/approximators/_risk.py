@@ -162,3 +162,15 @@ def small_sample_inflation(n_draws, quantile_level=0.95):
         return np.inf
     level = (1.0 + quantile_level) / 2.0
     return float(student_t.ppf(level, n_draws - 1) / norm.ppf(level))
+
+
+def satterthwaite_draws(total, weighted_squares, fallback):
+    """1 + the smallest Welch-Satterthwaite degrees of freedom nu = (sum_u a_u)^2 /
+    sum_u (a_u^2 / df_u) of sums of variance terms a_u (``total`` = sum a_u and
+    ``weighted_squares`` = sum a_u^2 / df_u, per player and output), so that
+    ``t_{n_draws - 1}`` intervals hold (conservatively) for every one. Sums with no
+    variance are exact and skipped; ``fallback`` where all are."""
+    positive = weighted_squares > 0
+    if not positive.any():
+        return int(fallback)
+    return 1 + int(np.floor((total[positive] ** 2 / weighted_squares[positive]).min() + 1e-9))

@@ -9,7 +9,11 @@ import numpy as np
 
 from skshapley.approximators._common import as_matrix, scalar_or_array, squeeze_outputs
 from skshapley.approximators._result import ShapleyResult
-from skshapley.approximators._risk import overall_error_quantile, small_sample_inflation
+from skshapley.approximators._risk import (
+    overall_error_quantile,
+    satterthwaite_draws,
+    small_sample_inflation,
+)
 from skshapley.exceptions import BudgetWarning
 from skshapley.utils import as_generator, check_budget
 
@@ -68,11 +72,7 @@ def _satterthwaite_draws(stratum_var, sizes, strata_player, n_players):
     denominator = np.zeros_like(numerator)
     np.add.at(numerator, strata_player, stratum_var)
     np.add.at(denominator, strata_player, stratum_var**2 / df)
-    positive = denominator > 0
-    if not positive.any():
-        return int(sizes.min())
-    effective = numerator[positive] ** 2 / denominator[positive]
-    return 1 + int(np.floor(effective.min() + 1e-9))
+    return satterthwaite_draws(numerator, denominator, fallback=sizes.min())
 
 
 def _allocate(variances, total):
