@@ -1,10 +1,14 @@
 """Estimate the Shapley values of a game within a budget (DESIGN.md §4.2)."""
 
 from skshapley.approximators._api import (
-    AUTO_POLICY,
+    METHOD_RECORDS,
     METHODS,
+    MethodChoice,
+    check_budget_fits,
     check_method,
+    choose_method,
     default_budget,
+    largest_budget_in_memory,
     method_minimum_budget,
     resolve_method,
     resolve_sampler,
@@ -24,24 +28,30 @@ from skshapley.approximators._risk import (
     feature_error_quantiles,
     overall_error_quantile,
 )
+from skshapley.approximators._records import MethodCost, MethodRecord
 from skshapley.approximators._stratified import stratified_shapley
 from skshapley.approximators._topk import TOPK_METHODS, TopKResult, topk_shapley
 
 __all__ = [
-    "AUTO_POLICY",
+    "METHOD_RECORDS",
     "METHODS",
+    "MethodChoice",
+    "MethodCost",
+    "MethodRecord",
     "REGRESSION_METHODS",
     "RunningCovariance",
     "ShapleyResult",
     "TOPK_METHODS",
     "TopKResult",
     "all_coalitions",
+    "check_budget_fits",
     "check_method",
+    "choose_method",
     "default_budget",
     "exact_shapley",
     "feature_error_quantiles",
     "make_sampler",
-    "method_minimum_budget",
+    "largest_budget_in_memory",
     "minimum_budget",
     "overall_error_quantile",
     "owen_shapley",

@@ -2,49 +2,58 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from skshapley.approximators._coalitions import minimum_design_budget
-from skshapley.approximators._exact import MAX_EXACT_PLAYERS, exact_shapley
-from skshapley.approximators._owen import owen_shapley
-from skshapley.approximators._permutation import permutation_shapley
-from skshapley.approximators._regression import REGRESSION_METHODS, regression_shapley
-from skshapley.approximators._result import ShapleyResult
-from skshapley.approximators._stratified import stratified_shapley
-
-METHODS = ("auto", "exact", "permutation", "stratified", "owen", "owen_halved",
-           *REGRESSION_METHODS)
-# Accepted by the design (DESIGN.md §4.4) and built by a later issue. ("tree" is not a
-# method of games: ShapleyExplainer reads the model itself, see skshapley.tree.)
-PLANNED_METHODS = ()
-
-# What "auto" picks below 2^d, measured in benchmarks/results/accuracy.md (issue 4):
-# rows (largest budget per player, method), first match wins. The odd-Fourier surrogate
-# was the most accurate estimator at every budget of every game measured, or tied with
-# leverage-score KernelSHAP at 10 evaluations per player on 10 players; where its
-# third-order terms do not pay, cross-validation drops them and it is paired KernelSHAP
-# with leverage allocation. Below 2 + 2d evaluations ordering samplers take over.
-AUTO_POLICY = (
-    (float("inf"), "surrogate"),
+from skshapley.approximators._exact import EXACT, MAX_EXACT_PLAYERS
+from skshapley.approximators._owen import OWEN, OWEN_HALVED
+from skshapley.approximators._permutation import PERMUTATION
+from skshapley.approximators._regression import (
+    KADD,
+    KERNEL,
+    LEVERAGE,
+    MAX_SURROGATE_TERMS,
+    SURROGATE,
+    surrogate_cost,
 )
+from skshapley.approximators._result import ShapleyResult
+from skshapley.approximators._stratified import STRATIFIED
+from skshapley.utils._validation import get_working_memory
+
+# Every approximator's record (see ``_records.MethodRecord``), by method name.
+METHOD_RECORDS = {record.name: record for record in (
+    EXACT, PERMUTATION, STRATIFIED, OWEN, OWEN_HALVED, KERNEL, LEVERAGE, KADD, SURROGATE)}
+METHODS = ("auto", *METHOD_RECORDS)
 
 # Largest d for which "auto" enumerates when no budget is given: 2^10 = 1024 evaluations.
 AUTO_EXACT_PLAYERS = 10
 # Antithetic pairs bought by the default budget for larger games.
 DEFAULT_PAIRS = 32
 
+# How fast the estimators' own arithmetic runs, in the operations their cost models
+# count: measured on this project's 2-core CI machine under one BLAS thread, the
+# surrogate and KernelSHAP fits ran at 1.5-4e9 of them per second (d = 30 to 500, their
+# work is mostly matrix-vector products bound by memory); the lower end is used so that
+# "auto" errs towards the cheaper estimator.
+OPERATIONS_PER_SECOND = 1.5e9
+# The estimator may add this share of the model's own time (a row then costs at most
+# 1.5x its evaluations) ...
+SOLVER_TIME_SHARE = 0.5
+# ... or this many seconds per game, whatever the model's speed: nobody waits for less.
+FREE_SOLVER_SECONDS = 0.05
+# Cross-validation ceilings "auto" tries for the surrogate, largest first.
+SURROGATE_CV_TERMS = (MAX_SURROGATE_TERMS, 150, 40)
+
 
 def check_method(method: str) -> str:
     """Raise a ``ValueError`` listing the accepted values for an unknown ``method``."""
     if method in METHODS:
         return method
-    if method == "tree":
+    if method in ("tree", "linear"):
         raise ValueError(
-            "method='tree' reads a tree model, not a game; use "
-            "ShapleyExplainer(model, method='tree') or skshapley.tree.tree_shap."
-        )
-    if method in PLANNED_METHODS:
-        raise ValueError(
-            f"method={method!r} is not available yet; the accepted values are "
-            f"{list(METHODS)}."
+            f"method={method!r} reads a model, not a game; use "
+            f"ShapleyExplainer(model, method={method!r})"
+            + (" or skshapley.tree.tree_shap." if method == "tree" else ".")
         )
     raise ValueError(f"The 'method' parameter must be one of {list(METHODS)}; got {method!r}.")
 
@@ -55,20 +64,6 @@ def default_budget(n_players: int) -> int:
     if n_players <= AUTO_EXACT_PLAYERS:
         return 2**n_players
     return 2 + 2 * DEFAULT_PAIRS * (n_players - 1)
-
-
-def method_minimum_budget(method: str, n_players: int, unit: int = 2) -> int:
-    """Smallest budget each sampling method accepts (the approximators' own checks)."""
-    d = n_players
-    if method == "exact":
-        return 2**d
-    if method == "stratified":
-        return 2 + (2 * d if d >= 2 else 0) + 4 * d * max(d - 2, 0)
-    if method in ("owen", "owen_halved"):
-        return 2 + 4 * (d + 1)
-    if method in REGRESSION_METHODS:
-        return min(minimum_design_budget(d), 2**d)
-    return 2 if d == 1 else 2 + unit * (d - 1)
 
 
 # Orthogonal frames are picked once their standard errors rest on this many independent
@@ -98,21 +93,134 @@ def resolve_sampler(sampler, n_players: int, budget: int):
             else "antithetic")
 
 
-def resolve_method(method: str, n_players: int, budget: int, tol=None) -> str:
-    """``"auto"``: enumerate when 2^d fits the budget (and d <= 20); else, with ``tol``,
-    sample orderings (the estimator that stops early); else the regression estimator of
-    :data:`AUTO_POLICY` for the budget per player, or antithetic orderings when the
-    budget is below the regression's minimum 2 + 2d."""
+@dataclass(frozen=True)
+class MethodChoice:
+    """What ``method="auto"`` (or an explicit method) resolved to.
+
+    Attributes
+    ----------
+    method : str
+    options : dict
+        Extra options for the approximator (e.g. the surrogate's ``max_cv_terms``).
+    reason : str
+        Why, in a sentence (empty for an explicit method).
+    """
+
+    method: str
+    options: dict = field(default_factory=dict)
+    reason: str = ""
+
+
+def _fits(record, n_players, budget, n_outputs, working_memory, seconds_allowed,
+          cost=None):
+    cost = cost or record.cost(n_players, budget, n_outputs)
+    if not record.streams and cost.memory_bytes > working_memory * 2**20:
+        return False
+    return seconds_allowed is None or cost.flops / OPERATIONS_PER_SECOND <= seconds_allowed
+
+
+def choose_method(method: str, n_players: int, budget: int, tol=None, *,
+                  evaluation_seconds=None, n_outputs: int = 1,
+                  working_memory=None) -> MethodChoice:
+    """Resolve ``method`` for a game of ``n_players`` and a budget.
+
+    ``"auto"`` enumerates when 2^d fits the budget (and d <= 20); with ``tol`` it samples
+    orderings (the estimator that stops early), as it does below the regression's
+    minimum budget 2 + 2d. Otherwise it takes the most accurate estimator per evaluation
+    (benchmarks/results/accuracy.md: the odd-Fourier surrogate, then paired KernelSHAP
+    with leverage allocation, then antithetic orderings) whose own cost fits: its design
+    within ``working_memory`` and, when the time of one evaluation is known (the
+    explainer measures its model), its arithmetic within half the time the budget's
+    evaluations take (or 0.05 s). The surrogate is tried with cross-validation over up
+    to 600, 150 and 40 third-order terms. So a slow model at moderate d gets the
+    surrogate, a fast model or many features the leaner estimators.
+
+    Parameters
+    ----------
+    method : str
+    n_players : int
+    budget : int
+    tol : float, optional
+    evaluation_seconds : float, optional
+        Seconds of one coalition evaluation of the whole game (all its outputs).
+    n_outputs : int, default=1
+    working_memory : float, optional
+        MiB; default ``get_config()["working_memory"]``.
+
+    Returns
+    -------
+    MethodChoice
+    """
     method = check_method(method)
     if method != "auto":
-        return method
+        return MethodChoice(method)
     d = n_players
     if d <= MAX_EXACT_PLAYERS and 2**d <= budget:
-        return "exact"
-    if tol is not None or budget < minimum_design_budget(d):
-        return "permutation"
-    per_player = budget / d
-    return next(name for limit, name in AUTO_POLICY if per_player < limit)
+        return MethodChoice("exact", reason=f"2^{d} coalitions fit the budget")
+    if tol is not None:
+        return MethodChoice("permutation", reason="tol stops sampled orderings early")
+    if budget < minimum_design_budget(d):
+        return MethodChoice("permutation",
+                            reason=f"the budget is below the regression's 2 + 2d = "
+                                   f"{minimum_design_budget(d)}")
+    working_memory = get_working_memory(working_memory)
+    allowed = None
+    if evaluation_seconds is not None:
+        allowed = max(FREE_SOLVER_SECONDS, SOLVER_TIME_SHARE * budget * evaluation_seconds)
+    for terms in SURROGATE_CV_TERMS:
+        cost = surrogate_cost(d, budget, n_outputs, max_cv_terms=terms)
+        if _fits(SURROGATE, d, budget, n_outputs, working_memory, allowed, cost):
+            options = {} if terms == MAX_SURROGATE_TERMS else {"max_cv_terms": terms}
+            return MethodChoice("surrogate", options,
+                                "the surrogate's fit costs less than half the model's time")
+    if _fits(LEVERAGE, d, budget, n_outputs, working_memory, allowed):
+        return MethodChoice("leverage", reason="the surrogate's terms cost more than the "
+                                               "model's time; paired KernelSHAP does not")
+    return MethodChoice("permutation", reason="a regression's design costs more time or "
+                                              "memory than the model's evaluations")
+
+
+def resolve_method(method: str, n_players: int, budget: int, tol=None, **context) -> str:
+    """The method name of :func:`choose_method`."""
+    return choose_method(method, n_players, budget, tol, **context).method
+
+
+def largest_budget_in_memory(method: str, n_players: int, n_outputs: int = 1,
+                             working_memory=None) -> int | None:
+    """The largest budget whose design fits ``working_memory`` for a method that holds
+    its whole design, or None for methods that stream (any budget runs)."""
+    record = METHOD_RECORDS[method]
+    if record.streams:
+        return None
+    limit = get_working_memory(working_memory) * 2**20
+    low, high = 0, 2**62
+    while low < high:
+        middle = (low + high + 1) // 2
+        if record.cost(n_players, middle, n_outputs).memory_bytes <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def check_budget_fits(method: str, n_players: int, budget: int, n_outputs: int = 1, *,
+                      working_memory=None, name: str = "budget") -> None:
+    """Raise a ``ValueError`` naming ``name`` and the largest budget that fits, before
+    any allocation, when ``method``'s design for ``budget`` exceeds ``working_memory``."""
+    record = METHOD_RECORDS[method]
+    if record.streams:
+        return
+    memory = record.cost(n_players, budget, n_outputs).memory_bytes
+    working_memory = get_working_memory(working_memory)
+    if memory > working_memory * 2**20:
+        largest = largest_budget_in_memory(method, n_players, n_outputs, working_memory)
+        raise ValueError(
+            f"{name}={budget} is too large for method={method!r} with {n_players} "
+            f"players: its design needs about {memory / 2**20:,.0f} MiB, over "
+            f"working_memory={working_memory:g} MiB; use {name} <= {largest}, raise "
+            "working_memory (skshapley.set_config), or use method='permutation', which "
+            "works through any budget in chunks."
+        )
 
 
 def shapley_values(game, method="auto", budget=None, tol=None, random_state=None,
@@ -150,19 +258,25 @@ def shapley_values(game, method="auto", budget=None, tol=None, random_state=None
     """
     if budget is None:
         budget = default_budget(game.n_players)
-    method = resolve_method(method, game.n_players, budget, tol)
-    if method == "exact":
-        return exact_shapley(game, budget, **options)
-    if method == "permutation":
-        options["sampler"] = resolve_sampler(options.get("sampler", "auto"), game.n_players,
-                                             budget)
-        return permutation_shapley(game, budget, tol=tol, random_state=random_state, **options)
-    if tol is not None:
-        raise ValueError(f"tol is only supported by method='permutation'; got method={method!r}.")
-    if method in REGRESSION_METHODS:
-        return regression_shapley(game, budget, method=method, random_state=random_state,
-                                  **options)
-    if method == "stratified":
-        return stratified_shapley(game, budget, random_state=random_state, **options)
-    return owen_shapley(game, budget, halved=method == "owen_halved",
-                        random_state=random_state, **options)
+    d = game.n_players
+    method = resolve_method(method, d, budget, tol)
+    record = METHOD_RECORDS[method]
+    if tol is not None and not record.takes_tol:
+        raise ValueError(
+            f"tol is only supported by method='permutation'; got method={method!r}."
+        )
+    if not record.exact and d <= MAX_EXACT_PLAYERS and budget >= 2**d:
+        # Enumeration costs 2^d evaluations and has no error: never sample past it.
+        record = EXACT
+    elif method != "exact":
+        check_budget_fits(method, d, budget, working_memory=None)
+    if record.uses_sampler:
+        options["sampler"] = resolve_sampler(options.get("sampler", "auto"), d, budget)
+    if record is EXACT and method != "exact":
+        options = {}
+    return record.run(game, budget, tol=tol, random_state=random_state, **options)
+
+
+def method_minimum_budget(method: str, n_players: int, unit: int = 2) -> int:
+    """Smallest budget ``method`` accepts (its record's ``minimum_budget``)."""
+    return METHOD_RECORDS[method].minimum_budget(n_players, unit)

@@ -6,6 +6,7 @@ import numpy as np
 
 from skshapley.approximators._common import as_matrix, scalar_or_array, squeeze_outputs
 from skshapley.approximators._result import ShapleyResult
+from skshapley.approximators._records import MethodCost, MethodRecord
 from skshapley.backends import get_backend
 
 MAX_EXACT_PLAYERS = 20
@@ -70,3 +71,19 @@ def exact_shapley(game, budget=None, *, max_players=MAX_EXACT_PLAYERS) -> Shaple
         empty_value=scalar_or_array(values[0], game),
         grand_value=scalar_or_array(values[-1], game),
     )
+
+
+def _exact_cost(n_players, budget, n_outputs):
+    coalitions = 2.0**n_players
+    return MethodCost(memory_bytes=coalitions * (n_players + 8 * n_outputs),
+                      flops=2 * coalitions * n_players * n_outputs)
+
+
+EXACT = MethodRecord(
+    name="exact",
+    run=lambda game, budget, *, tol=None, random_state=None, **options: exact_shapley(
+        game, budget, **options),
+    minimum_budget=lambda n_players, unit=1: 2**n_players,
+    cost=_exact_cost,
+    exact=True,
+)

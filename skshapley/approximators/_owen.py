@@ -11,6 +11,7 @@ import numpy as np
 
 from skshapley.approximators._common import as_matrix, scalar_or_array, squeeze_outputs
 from skshapley.approximators._result import ShapleyResult
+from skshapley.approximators._records import MethodCost, MethodRecord
 from skshapley.approximators._risk import (
     overall_error_quantile,
     satterthwaite_draws,
@@ -203,3 +204,18 @@ def owen_shapley(game, budget: int, *, halved: bool = False, n_runs: int = 2,
         n_draws=n_draws,
         quantile_level=quantile_level,
     )
+
+
+def _owen_record(name, halved):
+    return MethodRecord(
+        name=name,
+        run=lambda game, budget, *, tol=None, random_state=None, **options: owen_shapley(
+            game, budget, halved=halved, random_state=random_state, **options),
+        minimum_budget=lambda n_players, unit=1: 2 + 4 * (n_players + 1),
+        cost=lambda d, budget, k: MethodCost(memory_bytes=budget * (d + 8.0 * k),
+                                             flops=8.0 * budget * d * k),
+    )
+
+
+OWEN = _owen_record("owen", halved=False)
+OWEN_HALVED = _owen_record("owen_halved", halved=True)

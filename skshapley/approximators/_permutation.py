@@ -14,6 +14,7 @@ from skshapley.approximators._common import (
     squeeze_outputs,
 )
 from skshapley.approximators._result import ShapleyResult
+from skshapley.approximators._records import MethodCost, MethodRecord
 from skshapley.approximators._risk import (
     ReplicateCovariance,
     RunningCovariance,
@@ -22,7 +23,7 @@ from skshapley.approximators._risk import (
 )
 from skshapley.backends import get_backend
 from skshapley.permutations import SAMPLERS, PermutationSampler, SequentialBayesianQuadrature
-from skshapley.utils import as_generator, check_budget
+from skshapley.utils import as_generator, check_budget, chunk_rows
 
 # Draws (independent blocks of orderings, §3.6) between two checks of the stopping rule
 # when `tol` is set. Small, because an explained row's budget is often a few hundred
@@ -48,6 +49,15 @@ def make_sampler(sampler, n_players: int, rng) -> PermutationSampler:
             f"PermutationSampler instance; got {sampler!r}."
         )
     return SAMPLERS[sampler](n_players, rng=rng)
+
+
+def draws_in_memory(n_players: int, block: int, n_outputs: int = 1,
+                    working_memory=None) -> int:
+    """Independent draws (blocks of ``block`` orderings) whose coalitions, values and
+    marginal contributions fit in ``working_memory`` MiB at once (at least one)."""
+    d = n_players
+    per_ordering = d * d + 8 * (3 * d + 2) * max(n_outputs, 1)
+    return chunk_rows(block * per_ordering, working_memory)
 
 
 def minimum_budget(n_players: int, block_size: int = 1) -> int:
@@ -161,6 +171,9 @@ def permutation_shapley(
     max_draws = n_orders_max // block
     if check_interval is None:
         check_interval = DEFAULT_CHECK_INTERVAL if tol is not None else max_draws
+    # Each batch holds its orderings' coalitions and contributions: as many draws as fit
+    # in working_memory, so any budget runs (in several game calls when it is large).
+    check_interval = min(check_interval, draws_in_memory(d, block, getattr(game, 'n_outputs_hint', 1)))
     kernels = get_backend()
     endpoints = np.zeros((2, d), dtype=bool)
     endpoints[1] = True
@@ -220,13 +233,16 @@ def permutation_shapley(
             for output, tracker in enumerate(trackers):
                 tracker.update(draws[:, :, output])
         n_draws += batch_draws
-        if n_draws >= 2 and (not replicates or replicates >= 2):
+        last = n_draws >= max_draws
+        if n_draws >= 2 and (not replicates or replicates >= 2) and (tol is not None
+                                                                     or last):
             # The same Gaussian draws serve every output, so an output's error estimate
             # does not depend on which other outputs share the game.
             normal_draws = risk_rng.standard_normal((RISK_DRAWS, d))
             error = np.array([
-                overall_error_quantile(t.estimate_covariance(), quantile_level,
-                                       normal_draws=normal_draws)
+                overall_error_quantile(quantile_level=quantile_level,
+                                       normal_draws=normal_draws,
+                                       eigenvalues=t.covariance_eigenvalues())
                 for t in trackers
             ])
             # Few draws: widen the Gaussian quantile by t_{K-1} / z, the small-sample
@@ -280,3 +296,27 @@ def permutation_shapley(
         history_values=tuple(history_values),
         history_std_errors=tuple(history_std_errors),
     )
+
+
+def _permutation_cost(n_players, budget, n_outputs):
+    d = max(n_players, 2)
+    n_orders = max((budget - 2) // (d - 1), 1)
+    draws = max(n_orders // 2, 2)
+    risk = min(draws, d) ** 2 * max(draws, d)  # the spectrum of each output's covariance
+    return MethodCost(
+        memory_bytes=n_orders * (d * d + 8 * (3 * d + 2) * n_outputs)
+        + 8.0 * n_outputs * draws * d,
+        flops=n_orders * d * (d + 6 * n_outputs) + risk * n_outputs,
+    )
+
+
+PERMUTATION = MethodRecord(
+    name="permutation",
+    run=lambda game, budget, *, tol=None, random_state=None, **options: permutation_shapley(
+        game, budget, tol=tol, random_state=random_state, **options),
+    minimum_budget=lambda n_players, unit=2: minimum_budget(n_players, unit),
+    cost=_permutation_cost,
+    takes_tol=True,
+    streams=True,
+    uses_sampler=True,
+)

@@ -34,9 +34,14 @@ from scipy.linalg import LinAlgError, cho_solve, cholesky, solve_triangular
 from skshapley.approximators._coalitions import minimum_design_budget, paired_design
 from skshapley.approximators._common import as_matrix, scalar_or_array, squeeze_outputs
 from skshapley.approximators._exact import exact_shapley
+from skshapley.approximators._records import MethodCost, MethodRecord
 from skshapley.approximators._result import ShapleyResult
-from skshapley.approximators._risk import overall_error_quantile, small_sample_inflation
-from skshapley.approximators._wls import constrained_wls, stratified_covariance
+from skshapley.approximators._risk import (
+    overall_error_quantile,
+    small_sample_inflation,
+    spectrum_of_rows,
+)
+from skshapley.approximators._wls import constrained_wls, stratified_factor
 from skshapley.exceptions import BudgetWarning
 from skshapley.utils import as_generator, check_budget
 from skshapley.utils._sklearn_compat import threadpool_limits
@@ -92,9 +97,10 @@ class _TripleCharacters:
             self.full = self.columns(np.arange(len(triples)))
 
     @classmethod
-    def of(cls, first):
-        d = first.shape[1]
-        triples = np.array(list(combinations(range(d), 3)), dtype=np.int64).reshape(-1, 3)
+    def of(cls, first, pool=None):
+        """Every triple of players in ``pool`` (default: all players)."""
+        pool = range(first.shape[1]) if pool is None else pool
+        triples = np.array(list(combinations(pool, 3)), dtype=np.int64).reshape(-1, 3)
         return cls(np.where(first, 1.0, -1.0), triples)
 
     def rows(self, mask):
@@ -184,7 +190,8 @@ def _too_small(method, budget, d):
 
 
 def regression_shapley(game, budget: int, *, method: str = "kernel", order: int = 2,
-                       max_terms: int | None = None, allocation: str | None = None,
+                       max_terms: int | None = None, max_cv_terms: int | None = None,
+                       allocation: str | None = None,
                        coalition_sampler="random",
                        quantile_level: float = 0.95, random_state=None) -> ShapleyResult:
     """Shapley values by a regression on a paired coalition design (§9).
@@ -208,6 +215,12 @@ def regression_shapley(game, budget: int, *, method: str = "kernel", order: int 
         "surrogate": most third-order characters kept (default 600, and never more
         than the pairs minus d + 4), ranked by their correlation with the first-order
         residuals; how many of them are used is chosen by 3-fold cross-validation.
+    max_cv_terms : int, optional
+        "surrogate" without ``max_terms``: the most third-order characters the
+        cross-validation considers (default 600); a smaller one bounds the solver's
+        time (the explainer's ``method="auto"`` sets it from the model's speed).
+        Triples are screened among all players up to 30 players, else among the
+        players with the largest first-order values (64 triples per player).
     allocation : {"kernel", "leverage"}, optional
         How sampled evaluations are spread over coalition sizes; default "leverage" for
         "leverage" and "surrogate", else "kernel".
@@ -266,18 +279,24 @@ def regression_shapley(game, budget: int, *, method: str = "kernel", order: int 
     # on 2 cores at d = 10, measured); the model calls above keep their threads.
     with threadpool_limits(1, user_api="blas"):
         phi, influence, scale = fit_design(method, design, values[2:], empty, delta,
-                                           order=order, max_terms=max_terms, rng=design_rng)
+                                           order=order, max_terms=max_terms,
+                                           max_cv_terms=max_cv_terms, rng=design_rng)
 
     sampled = design.blocks >= 0
-    covariance = stratified_covariance(influence[sampled], design.blocks[sampled],
-                                       design.stratum_sizes)
-    covariance *= scale[:, None, None]
-    std_errors = np.sqrt(np.clip(np.diagonal(covariance, axis1=1, axis2=2), 0, None)).T
     n_draws = design.n_sampled_pairs
     inflation = small_sample_inflation(n_draws, quantile_level) if n_draws else 1.0
     normal = risk_rng.standard_normal((4096, d))
-    error = np.array([overall_error_quantile(c, quantile_level, normal_draws=normal)
-                      for c in covariance]) * inflation
+    k = phi.shape[1]
+    std_errors, error = np.empty((d, k)), np.empty(k)
+    for j in range(k):  # output by output: k covariances of d x d need not fit at once
+        factor = stratified_factor(influence.of_output(j)[sampled], design.blocks[sampled],
+                                   design.stratum_sizes)
+        if factor is None:
+            std_errors[:, j], error[j] = np.inf, np.inf
+            continue
+        factor *= np.sqrt(scale[j])
+        std_errors[:, j] = np.sqrt(np.einsum("ij,ij->j", factor, factor))
+        error[j] = factor_error_quantile(factor, quantile_level, normal) * inflation
     return ShapleyResult(
         values=squeeze_outputs(phi, game),
         std_errors=squeeze_outputs(std_errors, game),
@@ -294,7 +313,8 @@ def regression_shapley(game, budget: int, *, method: str = "kernel", order: int 
     )
 
 
-def fit_design(method, design, values, empty, delta, *, order=2, max_terms=None, rng=None):
+def fit_design(method, design, values, empty, delta, *, order=2, max_terms=None,
+               max_cv_terms=None, rng=None):
     """Fit ``method``'s surrogate to the evaluated design and read off phi.
 
     Parameters
@@ -309,8 +329,9 @@ def fit_design(method, design, values, empty, delta, *, order=2, max_terms=None,
     Returns
     -------
     phi : float64 (d, k)
-    influence : float64 (n_pairs, d, k)
-        Each pair's contribution to the sandwich variance.
+    influence : Influence or OutputInfluence
+        Each pair's contribution to the sandwich variance (``of_output(j)``: the
+        (n_pairs, d) rows of output j).
     variance_scale : float64 (k,)
         Factor for each output's sandwich covariance: residuals of a fit with p free odd
         coefficients on n pairs are shrunk by about (n - p) / n (HC1 undoes it); when
@@ -330,17 +351,58 @@ def fit_design(method, design, values, empty, delta, *, order=2, max_terms=None,
         phi, _, influence = constrained_wls(
             features, design.weights, np.concatenate([side, other]) - empty,
             np.ones(len(terms)), delta, readout)
-        influence = influence[:pairs] + influence[pairs:]  # one block per pair
+        influence.fold = pairs  # one block per pair
         # Only odd terms matter: pairing makes the even ones orthogonal to phi.
         free = sum(len(t) % 2 for t in terms) - 1
         return phi, influence, np.full(k, _hc1(pairs, free))
     differences = side - other  # twice the odd part at each pair's first side
     if method == "surrogate" and d >= 3:
-        return _fit_surrogate(design, differences, delta, d, max_terms, rng)
+        return _fit_surrogate(design, differences, delta, d, max_terms, rng, max_cv_terms)
     terms = [(j,) for j in range(d)]
     features = odd_character_features(design.first, terms)
     phi, _, influence = _odd_fit(features, design, differences, delta, terms, d)
     return phi, influence, np.full(k, _hc1(pairs, d - 1))
+
+
+class OutputInfluence:
+    """The influence rows of outputs fitted in groups (the surrogate fits the outputs
+    that chose the same terms together): output j's rows come from its group's fit."""
+
+    def __init__(self, n_outputs):
+        self._parts = [None] * n_outputs
+
+    def set(self, outputs, influence):
+        for column, j in enumerate(outputs):
+            self._parts[j] = (influence, column)
+
+    def of_output(self, j):
+        influence, column = self._parts[j]
+        return influence.of_output(column)
+
+
+# Above this many operations per output (p^2 n for the spectrum of an n x p factor), the
+# overall error quantile uses the bound below instead of the spectrum; 2e8 is ~0.05 s.
+RISK_SPECTRUM_FLOPS = 2e8
+# The chi-square(1) tail bounds every mixture's from this quantile level on (Szekely &
+# Bakirov 2003: P(sum a_i Z_i^2 >= x) <= P(Z^2 >= x) for sum a_i = 1 and x >= 1.5365,
+# the 0.785 quantile of Z^2).
+_BOUND_FROM_LEVEL = 0.79
+
+
+def factor_error_quantile(factor, quantile_level, normal_draws):
+    """The ``quantile_level`` quantile of ||Delta|| for Delta ~ N(0, A'A), A = ``factor``.
+
+    From the spectrum of A'A when it is cheap; otherwise, at levels >= 0.79, the bound
+    z_{(1+q)/2} sqrt(trace(A'A)), exact when the error lies along one direction and
+    conservative otherwise (Szekely & Bakirov 2003), which costs one pass over A."""
+    n, p = factor.shape
+    if quantile_level >= _BOUND_FROM_LEVEL and min(n, p) ** 2 * max(n, p) > RISK_SPECTRUM_FLOPS:
+        from scipy.stats import norm
+
+        trace = float(np.einsum("ij,ij->", factor, factor))
+        return float(norm.ppf(0.5 + quantile_level / 2) * np.sqrt(trace))
+    return overall_error_quantile(quantile_level=quantile_level, normal_draws=normal_draws,
+                                  eigenvalues=spectrum_of_rows(factor))
 
 
 def _hc1(n_pairs, free):
@@ -348,7 +410,7 @@ def _hc1(n_pairs, free):
     return n_pairs / max(n_pairs - free, 1)
 
 
-def _fit_surrogate(design, differences, delta, d, max_terms, rng):
+def _fit_surrogate(design, differences, delta, d, max_terms, rng, max_cv_terms=None):
     """The surrogate's fit, each output with the third-order terms chosen for it alone
     (``_select_third_order``): stacked games, such as the rows an explainer evaluates
     together, then give every output the values it would get on its own. Outputs that
@@ -357,9 +419,10 @@ def _fit_surrogate(design, differences, delta, d, max_terms, rng):
     # One split into folds for every output, so an output's choice does not depend on
     # its position among the others.
     folds = rng.permutation(n_pairs) % CV_FOLDS
-    chosen = _select_third_order(design, differences, delta, d, max_terms, folds)
+    chosen = _select_third_order(design, differences, delta, d, max_terms, folds,
+                                 max_cv_terms)
     phi = np.empty((d, k))
-    influence = np.empty((n_pairs, d, k))
+    influence = OutputInfluence(k)
     scale = np.empty(k)
     groups = {}
     for j, (triples, _) in enumerate(chosen):
@@ -367,8 +430,9 @@ def _fit_surrogate(design, differences, delta, d, max_terms, rng):
     for triples, outputs in groups.items():
         terms = [(i,) for i in range(d)] + list(triples)
         features = odd_character_features(design.first, terms)
-        phi[:, outputs], beta, influence[:, :, outputs] = _odd_fit(
+        phi[:, outputs], beta, group_influence = _odd_fit(
             features, design, differences[:, outputs], delta[outputs], terms, d)
+        influence.set(outputs, group_influence)
         free = sum(len(t) % 2 for t in terms) - 1
         for column, j in enumerate(outputs):  # output by output: its bits, alone or not
             residuals = differences[:, j] - 2.0 * features @ beta[:, column]
@@ -380,12 +444,46 @@ def _fit_surrogate(design, differences, delta, d, max_terms, rng):
     return phi, influence, scale
 
 
-def _first_order_residuals(first, weights, differences, delta, d):
+def _first_order_residuals(first, weights, differences, delta, d, with_values=False):
     terms = [(j,) for j in range(d)]
     features = odd_character_features(first, terms)
     shell = _Design(first, weights)
     phi, _, _ = _odd_fit(features, shell, differences, delta, terms, d, influence=False)
-    return differences - features @ phi  # with order 1 only, 2 f_j = phi_j
+    residuals = differences - features @ phi  # with order 1 only, 2 f_j = phi_j
+    return (residuals, phi) if with_values else residuals
+
+
+# Triples screened per output: every triple up to C(30, 3) = 4,060 (30 players: the games
+# of benchmarks/results/accuracy*.md keep their full screen), else 64 per player, so a
+# screen costs O(d * budget) instead of O(d^3 * budget) (d = 200: 12,800 triples instead of
+# 1.3 million, one pass 137 s -> ~1 s).
+SCREEN_ALL_TRIPLES = 4096
+SCREENED_TRIPLES_PER_PLAYER = 64
+
+
+def triple_pool_size(n_players):
+    """Players whose triples the surrogate screens: all of them while C(d, 3) is within
+    ``max(SCREEN_ALL_TRIPLES, 64 d)``, else the largest m with C(m, 3) within it."""
+    limit = max(SCREEN_ALL_TRIPLES, SCREENED_TRIPLES_PER_PLAYER * n_players)
+    m = min(n_players, 3)
+    while m < n_players and comb(m + 1, 3) <= limit:
+        m += 1
+    return m
+
+
+def _triple_pools(phi, pool_size):
+    """Per output, the ``pool_size`` players of largest |first-order value| (sorted;
+    ties by index), or None for all players. Interactions are looked for among the
+    players with large main effects (the heredity principle of interaction screening,
+    e.g. Hamada & Wu 1992), which keeps the screen within O(d) triples."""
+    d, k = phi.shape
+    if pool_size >= d:
+        return [None] * k
+    pools = []
+    for j in range(k):
+        top = np.argsort(-np.abs(phi[:, j]), kind="stable")[:pool_size]
+        pools.append(tuple(int(i) for i in np.sort(top)))
+    return pools
 
 
 class _Design:
@@ -400,7 +498,7 @@ CV_FOLDS = 3
 MAX_SURROGATE_TERMS = 600
 
 
-def _select_third_order(design, differences, delta, d, max_terms, folds):
+def _select_third_order(design, differences, delta, d, max_terms, folds, max_cv_terms=None):
     """Third-order characters for each output of the surrogate: screened by their
     correlation with the first-order residuals, their number chosen by cross-validation
     over the pairs (``folds``: each pair's fold), including none, which is paired
@@ -408,11 +506,13 @@ def _select_third_order(design, differences, delta, d, max_terms, folds):
     better. Returns, per output, the triples and the chosen candidate's cross-validated
     residual sum of squares (None without CV)."""
     n_pairs, k = differences.shape
+    pool_size = triple_pool_size(d)
     # Up to every triple while a few pairs remain for the residuals; CV picks the size.
-    ceiling = max_terms if max_terms is not None else MAX_SURROGATE_TERMS
+    ceiling = max_terms if max_terms is not None else (
+        MAX_SURROGATE_TERMS if max_cv_terms is None else max_cv_terms)
     # The largest candidate must still be identified on a training fold.
     n_train = n_pairs * (CV_FOLDS - 1) // CV_FOLDS
-    ceiling = min(int(ceiling), comb(d, 3), max(0, n_train - d - 4))
+    ceiling = min(int(ceiling), comb(pool_size, 3), max(0, n_train - d - 4))
     if ceiling <= 0:
         return [([], None)] * k
     if max_terms is not None:
@@ -420,17 +520,37 @@ def _select_third_order(design, differences, delta, d, max_terms, folds):
     else:
         candidates = sorted({0, *(max(1, ceiling // 2**j) for j in range(4))})
     first, weights = design.first, design.pair_weights
-    characters = _TripleCharacters.of(first)
+    residuals, phi = _first_order_residuals(first, weights, differences, delta, d,
+                                            with_values=True)
+    chosen = [None] * k
+    groups = {}
+    for j, pool in enumerate(_triple_pools(phi, pool_size)):
+        groups.setdefault(pool, []).append(j)
+    for pool, outputs in groups.items():
+        picked = _select_in_pool(_TripleCharacters.of(first, pool), design,
+                                 differences[:, outputs], delta[outputs], residuals[:, outputs],
+                                 d, candidates, folds)
+        for j, choice in zip(outputs, picked, strict=True):
+            chosen[j] = choice
+    return chosen
+
+
+def _select_in_pool(characters, design, differences, delta, residuals, d, candidates,
+                    folds):
+    """``_select_third_order`` for the outputs sharing one pool of triples
+    (``characters``); ``residuals`` are their first-order residuals on all pairs."""
+    k = differences.shape[1]
+    first, weights = design.first, design.pair_weights
     if len(candidates) > 1:
         losses = np.zeros((k, len(candidates)))
         for fold in range(CV_FOLDS):
             train, test = folds != fold, folds == fold
             # the first-order fit is the same for every output: all at once
-            residuals = _first_order_residuals(first[train], weights[train],
-                                               differences[train], delta, d)
+            fold_residuals = _first_order_residuals(first[train], weights[train],
+                                                    differences[train], delta, d)
             fitted, held_out = characters.rows(train), characters.rows(test)
             for j in range(k):
-                ranked = _third_order_screen(fitted, weights[train], residuals[:, j],
+                ranked = _third_order_screen(fitted, weights[train], fold_residuals[:, j],
                                              max(candidates))
                 losses[j] += _candidate_losses(
                     fitted, held_out, ranked, candidates, weights[train],
@@ -439,7 +559,6 @@ def _select_third_order(design, differences, delta, d, max_terms, folds):
         cv_losses = losses[np.arange(k), best_index]
     else:
         best_index, cv_losses = np.zeros(k, dtype=np.int64), [None] * k
-    residuals = _first_order_residuals(first, weights, differences, delta, d)
     chosen = []
     for j in range(k):
         best = candidates[best_index[j]]
@@ -510,3 +629,65 @@ def _relabel(result, method):
     from dataclasses import replace
 
     return replace(result, method=method)
+
+
+# -- what the rest of the library reads (see _records) -------------------------------
+def _design_pairs(budget):
+    return max((budget - 2) // 2, 1)
+
+
+def _regression_cost(n_players, budget, n_outputs, *, terms=0, screened=0, cv_terms=0):
+    """Memory and operations of a paired design of ``budget`` evaluations fitted with d
+    first-order and ``terms`` further terms per output (the surrogate also screens
+    ``screened`` triples and cross-validates up to ``cv_terms`` of them)."""
+    d, n, k = n_players, _design_pairs(budget), n_outputs
+    p = d + terms
+    risk = min(min(n, d) ** 2 * max(n, d), RISK_SPECTRUM_FLOPS)
+    # design masks, features, the reduced and weighted copies, the projected rows and
+    # one output's influence rows
+    memory = n * (2 * d + 8.0 * (4 * p + d))
+    flops = 3.0 * n * p * p + k * (6.0 * n * d + risk)
+    if screened:
+        rounds = (CV_FOLDS + 1) * SCREEN_ROUNDS
+        cv_width = d + cv_terms
+        flops += k * (rounds * 4.0 * n * screened + 3.0 * n * cv_width**2 + cv_width**3)
+        memory += 8.0 * n * min(screened, KEPT_CHARACTERS / max(n, 1))
+    return MethodCost(memory_bytes=memory, flops=flops)
+
+
+def surrogate_cost(n_players, budget, n_outputs, max_cv_terms=MAX_SURROGATE_TERMS):
+    """The surrogate's cost when cross-validation may choose up to ``max_cv_terms``
+    third-order characters (of its screened pool)."""
+    d = n_players
+    if d < 3:
+        return _regression_cost(d, budget, n_outputs)
+    pool = triple_pool_size(d)
+    n_train = _design_pairs(budget) * (CV_FOLDS - 1) // CV_FOLDS
+    cv_terms = max(0, min(max_cv_terms, comb(pool, 3), n_train - d - 4))
+    return _regression_cost(d, budget, n_outputs, terms=cv_terms // 2,
+                            screened=comb(pool, 3), cv_terms=cv_terms)
+
+
+def _kadd_cost(n_players, budget, n_outputs, order=2):
+    terms = sum(comb(n_players, size) for size in range(2, min(order, n_players - 1) + 1))
+    cost = _regression_cost(n_players, budget, n_outputs, terms=terms)
+    # it fits both sides of every pair
+    return MethodCost(2 * cost.memory_bytes, 2 * cost.flops)
+
+
+def _regression_record(name, cost):
+    return MethodRecord(
+        name=name,
+        run=lambda game, budget, *, tol=None, random_state=None, **options: (
+            regression_shapley(game, budget, method=name, random_state=random_state,
+                               **options)),
+        minimum_budget=lambda n_players, unit=1: min(minimum_design_budget(n_players),
+                                                     2**n_players),
+        cost=cost,
+    )
+
+
+KERNEL = _regression_record("kernel", _regression_cost)
+LEVERAGE = _regression_record("leverage", _regression_cost)
+KADD = _regression_record("kadd", _kadd_cost)
+SURROGATE = _regression_record("surrogate", surrogate_cost)

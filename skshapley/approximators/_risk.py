@@ -8,8 +8,22 @@ from scipy.stats import norm
 from scipy.stats import t as student_t
 
 
+def spectrum_of_rows(rows):
+    """Eigenvalues of rows' rows (a p x p matrix) from the smaller of the two Gram
+    matrices: both share their non-zero eigenvalues, so at most min(K, p) are returned."""
+    if rows.shape[0] < rows.shape[1]:
+        return np.linalg.eigvalsh(rows @ rows.T)
+    return np.linalg.eigvalsh(rows.T @ rows)
+
+
 class RunningCovariance:
     """Streaming mean and sum of outer products of deviations (§3.3, Chan et al.).
+
+    While there are no more draws than features the draws themselves are kept (K x p
+    numbers instead of p x p): at many features and few draws, the usual case of an
+    explained row, this saves memory, and the covariance's spectrum comes from the
+    K x K Gram matrix instead of a p x p eigendecomposition (at p = 1000 and K = 32,
+    1,000 times fewer operations). From K > p on, the p x p sum is kept.
 
     Parameters
     ----------
@@ -38,7 +52,18 @@ class RunningCovariance:
     def __init__(self, n_features: int):
         self.n = 0
         self.mean = np.zeros(n_features)
-        self.m2 = np.zeros((n_features, n_features))
+        self._draws = []  # kept while n <= p
+        self._m2 = None
+
+    @property
+    def m2(self) -> np.ndarray:
+        if self._m2 is not None:
+            return self._m2
+        p = self.mean.shape[0]
+        if self.n == 0:
+            return np.zeros((p, p))
+        centred = np.concatenate(self._draws) - self.mean
+        return centred.T @ centred
 
     def update(self, draws) -> None:
         """Merge a batch of draws (K, p), accumulating in float64."""
@@ -47,23 +72,47 @@ class RunningCovariance:
         if n_batch == 0:
             return
         batch_mean = draws.mean(axis=0)
-        centred = draws - batch_mean
-        batch_m2 = centred.T @ centred
         n_total = self.n + n_batch
         delta = batch_mean - self.mean
+        if self._m2 is None and n_total <= self.mean.shape[0]:
+            self._draws.append(draws.copy())
+            self.mean = self.mean + delta * (n_batch / n_total)
+            self.n = n_total
+            return
+        if self._m2 is None:
+            self._m2, self._draws = self.m2, []
+        centred = draws - batch_mean
+        batch_m2 = centred.T @ centred
         self.mean = self.mean + delta * (n_batch / n_total)
-        self.m2 = self.m2 + batch_m2 + np.outer(delta, delta) * (self.n * n_batch / n_total)
+        self._m2 = self._m2 + batch_m2 + np.outer(delta, delta) * (self.n * n_batch / n_total)
         self.n = n_total
 
     def estimate_covariance(self) -> np.ndarray:
         """Covariance of the mean, C = Sigma_hat / K = M2 / (K (K - 1)) (§3.2)."""
         if self.n < 2:
-            return np.full_like(self.m2, np.inf)
+            return np.full((self.mean.shape[0],) * 2, np.inf)
         return self.m2 / (self.n * (self.n - 1))
+
+    def covariance_eigenvalues(self) -> np.ndarray:
+        """Eigenvalues of :meth:`estimate_covariance` (the non-zero ones when the draws
+        are kept: those of the K x K Gram matrix of the centred draws)."""
+        if self.n < 2:
+            return np.full(self.mean.shape[0], np.inf)
+        if self._m2 is not None:
+            return np.linalg.eigvalsh(self.estimate_covariance())
+        centred = np.concatenate(self._draws) - self.mean
+        return spectrum_of_rows(centred) / (self.n * (self.n - 1))
 
     def std_errors(self) -> np.ndarray:
         """Per-feature standard errors sqrt(diag C)."""
-        return np.sqrt(np.clip(np.diag(self.estimate_covariance()), 0.0, None))
+        if self.n < 2:
+            return np.full(self.mean.shape[0], np.inf)
+        if self._m2 is not None:
+            variances = np.diag(self._m2)
+        else:
+            centred = np.concatenate(self._draws) - self.mean
+            variances = np.einsum("ij,ij->j", centred, centred)
+        return np.sqrt(np.clip(variances / (self.n * (self.n - 1)), 0.0, None))
 
 
 class ReplicateCovariance:
@@ -106,12 +155,20 @@ class ReplicateCovariance:
         means = self.sums / self.rounds
         return np.cov(means.T, ddof=1).reshape(self.sums.shape[1], -1) / self.n
 
+    def covariance_eigenvalues(self) -> np.ndarray:
+        """The non-zero spectrum of :meth:`estimate_covariance`, from the R x R Gram
+        matrix of the centred replicate means."""
+        if self.rounds == 0:
+            return np.full(self.sums.shape[1], np.inf)
+        centred = self.sums / self.rounds
+        return spectrum_of_rows(centred - centred.mean(axis=0)) / ((self.n - 1) * self.n)
+
     def std_errors(self) -> np.ndarray:
         return np.sqrt(np.clip(np.diag(self.estimate_covariance()), 0.0, None))
 
 
-def overall_error_quantile(covariance, quantile_level=0.95, *, n_draws=4096, rng=None,
-                           normal_draws=None):
+def overall_error_quantile(covariance=None, quantile_level=0.95, *, n_draws=4096, rng=None,
+                           normal_draws=None, eigenvalues=None):
     """The q-quantile of ||Delta||_2 for Delta ~ N(0, C) (§3.4, recommended method).
 
     ||Delta||^2 = sum_i lambda_i Z_i^2 with lambda the eigenvalues of C (clipped at 0,
@@ -131,20 +188,28 @@ def overall_error_quantile(covariance, quantile_level=0.95, *, n_draws=4096, rng
     normal_draws : float64 (n_draws, p), optional
         Standard normal draws to use instead of drawing from ``rng``; passing the same
         draws for several outputs makes each output's estimate independent of the others.
+        Only the first as many columns as there are eigenvalues are used.
+    eigenvalues : float64 (r,), optional
+        The spectrum of C instead of C (e.g. from a low-rank factor); zeros may be left
+        out.
 
     Returns
     -------
     error : float
     """
-    if not np.all(np.isfinite(covariance)):
+    if eigenvalues is None:
+        if not np.all(np.isfinite(covariance)):
+            return np.inf
+        eigenvalues = np.linalg.eigvalsh(covariance)
+    elif not np.all(np.isfinite(eigenvalues)):
         return np.inf
-    eigenvalues = np.clip(np.linalg.eigvalsh(covariance), 0.0, None)
+    eigenvalues = np.clip(eigenvalues, 0.0, None)
     if not eigenvalues.any():
         return 0.0
     if normal_draws is None:
         rng = np.random.default_rng(0) if rng is None else rng
         normal_draws = rng.standard_normal((n_draws, eigenvalues.shape[0]))
-    z = normal_draws
+    z = normal_draws[:, : eigenvalues.shape[0]]
     norms = np.sqrt((z * z) @ eigenvalues)
     return float(np.quantile(norms, quantile_level))
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from skshapley.approximators._common import as_matrix, scalar_or_array, squeeze_outputs
 from skshapley.approximators._result import ShapleyResult
+from skshapley.approximators._records import MethodCost, MethodRecord
 from skshapley.approximators._risk import (
     overall_error_quantile,
     satterthwaite_draws,
@@ -236,3 +237,20 @@ def stratified_shapley(game, budget: int, *, allocation: str = "variance",
         n_draws=n_draws,
         quantile_level=quantile_level,
     )
+
+
+def _stratified_minimum_budget(n_players, unit=1):
+    d = n_players
+    return 2 + (2 * d if d >= 2 else 0) + 4 * d * max(d - 2, 0)
+
+
+STRATIFIED = MethodRecord(
+    name="stratified",
+    run=lambda game, budget, *, tol=None, random_state=None, **options: stratified_shapley(
+        game, budget, random_state=random_state, **options),
+    minimum_budget=_stratified_minimum_budget,
+    cost=lambda d, budget, k: MethodCost(memory_bytes=budget * (d + 8.0 * k),
+                                         flops=8.0 * budget * d * k),
+    # its allocation looks at the values of the row, so rows cannot share coalitions
+    shares_game=False,
+)

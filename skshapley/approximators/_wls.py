@@ -67,9 +67,10 @@ def constrained_wls(features, weights, targets, constraint, value, readout, *,
     -------
     phi : float64 (d, k)
     beta : float64 (p, k)
-    influence : float64 (n, d, k) or None
+    influence : Influence or None
         Each observation's first-order contribution to phi - E phi: the rows of the
-        sandwich estimator, to be summed within blocks.
+        sandwich estimator, to be summed within blocks (factorised, so that k outputs
+        do not hold n x d x k numbers at once).
     """
     features = np.asarray(features, dtype=np.float64)
     n, p = features.shape
@@ -102,17 +103,39 @@ def constrained_wls(features, weights, targets, constraint, value, readout, *,
     lift = readout[:, rest] - np.outer(readout[:, pivot], scale)  # (d, p-1)
     projected = reduced @ apply_inverse(lift.T)  # (n, d): row i is (lift H^-1 x_i)'
     residuals = np.stack([shifted[:, j] - reduced @ theta[:, j] for j in range(k)], axis=1)
-    rows = projected[:, :, None] * (weights[:, None] * residuals)[:, None, :]
-    return phi, beta, rows
+    return phi, beta, Influence(projected, weights[:, None] * residuals)
 
 
-def stratified_covariance(block_influence, strata, population):
-    """Covariance of a sum over sampled blocks, stratified, without replacement.
+class Influence:
+    """Influence rows of a weighted least-squares fit, kept as two factors: row i of
+    output j is ``projected[i] * weighted_residuals[i, j]``.
 
     Parameters
     ----------
-    block_influence : float64 (n_blocks, d, k)
-        Summed influence of each sampled block.
+    projected : float64 (n, d)
+    weighted_residuals : float64 (n, k)
+    fold : int, optional
+        Sum rows i and i + fold (the two sides of a complementary pair, one block).
+    """
+
+    def __init__(self, projected, weighted_residuals, fold=None):
+        self.projected, self.weighted_residuals, self.fold = (projected, weighted_residuals,
+                                                              fold)
+
+    def of_output(self, j) -> np.ndarray:
+        """The (n_blocks, d) influence rows of output ``j``."""
+        rows = self.projected * self.weighted_residuals[:, j, None]
+        return rows if self.fold is None else rows[: self.fold] + rows[self.fold :]
+
+
+def stratified_factor(block_influence, strata, population):
+    """A factor A of the covariance A'A of a sum over sampled blocks, stratified, without
+    replacement.
+
+    Parameters
+    ----------
+    block_influence : float64 (n_blocks, d)
+        Summed influence of each sampled block, for one output.
     strata : int64 (n_blocks,)
         Stratum of each block.
     population : dict
@@ -120,14 +143,15 @@ def stratified_covariance(block_influence, strata, population):
 
     Returns
     -------
-    covariance : float64 (k, d, d)
-        Strata with a single sampled block are pooled with their neighbour (collapsed
-        strata), which can only overstate the variance.
+    factor : float64 (n_blocks, d) or None
+        Rows centred within their stratum and scaled by its finite-population and
+        degrees-of-freedom factors; None when a stratum cannot estimate its variance
+        (infinite variance). Strata with a single sampled block are pooled with their
+        neighbour (collapsed strata), which can only overstate the variance.
     """
-    n_blocks, d, k = block_influence.shape
-    covariance = np.zeros((k, d, d))
+    n_blocks, d = block_influence.shape
     if n_blocks == 0:
-        return covariance
+        return np.zeros((0, d))
     labels = np.unique(strata)
     groups, current = [], []
     for label in labels:
@@ -140,13 +164,14 @@ def stratified_covariance(block_influence, strata, population):
             groups[-1].extend(current)
         else:
             groups.append(current)
+    factor = np.empty_like(block_influence)
     for group in groups:
         members = np.isin(strata, group)
         m = int(members.sum())
         if m < 2:
-            return np.full((k, d, d), np.inf)
+            return None
         total = sum(population[label] for label in group)
         fpc = max(0.0, 1.0 - m / total)
         centred = block_influence[members] - block_influence[members].mean(axis=0)
-        covariance += fpc * m / (m - 1) * np.einsum("bik,bjk->kij", centred, centred)
-    return covariance
+        factor[members] = centred * np.sqrt(fpc * m / (m - 1))
+    return factor

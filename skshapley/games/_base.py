@@ -99,6 +99,12 @@ class Game:
         return int(np.prod(self.output_shape, dtype=int))
 
     @property
+    def n_outputs_hint(self) -> int:
+        """Outputs expected before the first call (for sizing work arrays): the known
+        count, else 1 (a subclass that stacks rows knows more)."""
+        return self.n_outputs or 1
+
+    @property
     def empty_value(self):
         """v(∅), evaluated (and counted) once."""
         if not hasattr(self, "_empty_value"):

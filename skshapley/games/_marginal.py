@@ -79,6 +79,10 @@ class MarginalGame(Game):
             self._device_rows = self._xp.asarray(self._rows)
             self._device_background = self._xp.asarray(self.background)
 
+    @property
+    def n_outputs_hint(self) -> int:
+        return self.n_outputs or self._rows.shape[0]
+
     def _values(self, coalitions):
         if self._xp is not None:
             return self._device_values(coalitions)

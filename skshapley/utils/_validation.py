@@ -55,10 +55,14 @@ def check_budget(budget, name: str = "budget") -> int:
     return int(budget)
 
 
+def get_working_memory(working_memory: float | None = None) -> float:
+    """``working_memory`` MiB, defaulting to ``get_config()["working_memory"]``."""
+    return get_config()["working_memory"] if working_memory is None else working_memory
+
+
 def chunk_rows(bytes_per_row: float, working_memory: float | None = None) -> int:
     """How many rows of ``bytes_per_row`` bytes fit in ``working_memory`` MiB (at least 1)."""
-    if working_memory is None:
-        working_memory = get_config()["working_memory"]
+    working_memory = get_working_memory(working_memory)
     return max(1, int(working_memory * 2**20 // max(bytes_per_row, 1)))
 
 

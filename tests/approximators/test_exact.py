@@ -66,11 +66,11 @@ def test_auto_enumerates_when_the_budget_covers_all_coalitions():
     game = UnanimityGame([[1, 1, 1, 0]])
     assert shapley_values(game, budget=16).method == "exact"
     below = shapley_values(UnanimityGame([[1, 1, 1, 0]]), budget=15, random_state=0)
-    assert below.method == "surrogate"  # AUTO_POLICY below 2^d
+    assert below.method == "surrogate"  # the most accurate per evaluation below 2^d
 
 
 def test_unknown_and_planned_methods_list_the_accepted_values():
     with pytest.raises(ValueError, match=r"must be one of \['auto', 'exact', 'permutation'"):
         shapley_values(AdditiveGame([1.0]), method="magic")
-    with pytest.raises(ValueError, match="reads a tree model, not a game"):
+    with pytest.raises(ValueError, match="reads a model, not a game"):
         shapley_values(AdditiveGame([1.0]), method="tree")

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 from skshapley.approximators import (
+    METHOD_RECORDS,
     exact_shapley,
-    method_minimum_budget,
     owen_shapley,
     shapley_values,
     stratified_shapley,
@@ -25,11 +25,14 @@ METHODS = ["stratified", "owen", "owen_halved"]
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("budget", [None, 201, 999])
 def test_budget_respected_and_dummy_zero(method, budget):
-    budget = budget or method_minimum_budget(method, 6)
+    budget = budget or METHOD_RECORDS[method].minimum_budget(6, 1)
     game = _game()
-    result = shapley_values(game, method=method, budget=budget, random_state=0)
+    result = METHOD_RECORDS[method].run(game, budget, random_state=0)
     assert result.n_evaluations == game.n_evaluations <= budget
     assert result.values[5] == 0.0 and result.method == method
+    # through shapley_values, a budget past 2^6 = 64 enumerates instead
+    if budget >= 64:
+        assert shapley_values(_game(), method=method, budget=budget).method == "exact"
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -44,7 +47,7 @@ def test_converges_to_exact_values(method):
     """RMSE falls with the budget and is small at 20,000 evaluations."""
     errors = []
     for budget in (500, 20_000):
-        runs = [shapley_values(_game(), method=method, budget=budget, random_state=s).values
+        runs = [METHOD_RECORDS[method].run(_game(), budget, random_state=s).values
                 for s in range(10)]
         errors.append(np.sqrt(np.mean((np.array(runs) - EXACT) ** 2)))
     assert errors[1] < errors[0] / 3 and errors[1] < 0.05
@@ -61,7 +64,7 @@ def test_owen_at_its_minimum_is_the_deterministic_end_point_average():
         expected.append((v(single) - 0.0 + 3.0 - 2.0 + 1.5 - v(rest)) / 2)
     for halved in (False, True):
         with pytest.warns(BudgetWarning, match="error cannot be estimated"):
-            result = owen_shapley(game, method_minimum_budget("owen", 6), halved=halved,
+            result = owen_shapley(game, METHOD_RECORDS["owen"].minimum_budget(6, 1), halved=halved,
                                   random_state=4)
         np.testing.assert_allclose(result.values, expected, rtol=1e-12)
 
@@ -73,8 +76,8 @@ def test_owen_never_reports_a_zero_error_for_the_biased_deterministic_minimum(me
     (1/3, 1/3, 1/3, 0); the error is unknown, hence inf, not 0."""
     game = UnanimityGame([[1, 1, 1, 0]])
     with pytest.warns(BudgetWarning, match="quadrature='stratified'"):
-        result = shapley_values(game, method=method, budget=method_minimum_budget(method, 4),
-                                random_state=0)
+        result = METHOD_RECORDS[method].run(game, METHOD_RECORDS[method].minimum_budget(4, 1),
+                                            random_state=0)
     np.testing.assert_allclose(result.values, [0.5, 0.5, 0.5, 0.0])
     assert np.isinf(result.std_errors).all() and np.isinf(result.error_quantile)
     # efficiency is not promised (documented): the values sum to 1.5, not v(N) - v(∅) = 1

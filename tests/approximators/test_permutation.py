@@ -177,7 +177,7 @@ def test_rqmc_replicates_give_honest_error_bars(sampler_class):
 def test_auto_sampler_takes_orthogonal_frames_only_when_their_error_bars_hold():
     # Orthogonal frames' standard errors rest on the number of frames: +-1.96 SE from 2
     # frames covers ~70 %; "auto" waits for 10 (covering ~92 %), else antithetic pairs.
-    from skshapley.approximators import default_budget, resolve_sampler, shapley_values
+    from skshapley.approximators import default_budget, resolve_sampler
 
     d = 6
     frame = 2 * (d - 1) * (d - 1)  # evaluations of one frame of 2 (d - 1) orderings
@@ -188,8 +188,9 @@ def test_auto_sampler_takes_orthogonal_frames_only_when_their_error_bars_hold():
     for budget in (2 + 2 * frame, 2 + 10 * frame):
         inside = []
         for rep in range(120):
-            result = shapley_values(_mixed_game(), method="permutation", budget=budget,
-                                    random_state=rep)
+            # (shapley_values would enumerate: these budgets are past 2^6)
+            result = permutation_shapley(_mixed_game(), budget, random_state=rep,
+                                         sampler=resolve_sampler("auto", d, budget))
             positive = result.std_errors > 0
             error = np.abs(result.values - truth)[positive]
             inside.append((error <= 1.959964 * result.std_errors[positive]).mean())

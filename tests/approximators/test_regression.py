@@ -9,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skshapley.approximators import (
-    AUTO_POLICY,
     all_coalitions,
     exact_shapley,
     regression_shapley,
@@ -183,7 +182,6 @@ def test_auto_policy_follows_the_table():
     assert resolve_method("auto", 30, 50 * 30) == "surrogate"
     assert resolve_method("auto", 30, 50 * 30, tol=0.1) == "permutation"
     assert resolve_method("auto", 30, 60) == "permutation"  # below 2 + 2d
-    assert [name for _, name in AUTO_POLICY] == ["surrogate"]
     game = AdditiveGame(np.arange(1.0, 31.0))
     result = shapley_values(game, budget=300, random_state=0)
     assert result.method == "surrogate"
@@ -207,3 +205,52 @@ def test_bad_parameters_are_named(kwargs, match):
 def test_too_small_budget_says_how_much_is_needed():
     with pytest.raises(ValueError, match="at least 22"):
         regression_shapley(table_game(random_table(10), 10), 21, method="kernel")
+
+
+def test_auto_weighs_the_estimators_cost_against_the_models():
+    from skshapley.approximators import choose_method
+    from skshapley.approximators._api import OPERATIONS_PER_SECOND, SOLVER_TIME_SHARE
+    from skshapley.approximators._regression import surrogate_cost
+
+    d, budget = 200, 2 + 64 * 199
+    # a slow model: the surrogate's fit is small beside the model's time
+    slow = choose_method("auto", d, budget, evaluation_seconds=1.0)
+    assert slow.method == "surrogate" and slow.options == {}
+    # a fast model: no surrogate term pays for its fit, and at 1000 players nothing
+    # but orderings is cheap enough
+    fast = choose_method("auto", d, budget, evaluation_seconds=1e-6)
+    assert fast.method in ("leverage", "permutation")
+    wide = choose_method("auto", 1000, 2 + 64 * 999, evaluation_seconds=1e-5)
+    assert wide.method == "permutation"
+    # in between, the surrogate with a smaller cross-validation ceiling
+    seconds = surrogate_cost(d, budget, 1, 150).flops / OPERATIONS_PER_SECOND
+    middle = choose_method("auto", d, budget,
+                           evaluation_seconds=1.01 * seconds / (SOLVER_TIME_SHARE * budget))
+    assert middle.method == "surrogate" and middle.options == {"max_cv_terms": 150}
+    # a design that does not fit working_memory is never chosen
+    assert choose_method("auto", 1000, 10**6, working_memory=64).method == "permutation"
+
+
+def test_surrogate_screens_a_bounded_pool_of_triples():
+    from math import comb
+
+    from skshapley.approximators._regression import triple_pool_size
+
+    assert triple_pool_size(30) == 30  # every triple of the accuracy benchmarks' games
+    for d in (50, 200, 1000):
+        m = triple_pool_size(d)
+        assert comb(m, 3) <= max(4096, 64 * d) < comb(m + 1, 3)
+    # a third-order interaction among strong players is found at d = 60, where the
+    # pool holds 30 of the 60 players: an odd character of order 3 with weight 3 gives
+    # 2 to each member, and the surrogate's model class holds the game exactly
+    d = 60
+    weights = np.linspace(1.0, 2.0, d)
+    signs = lambda S: 2.0 * S - 1.0  # noqa: E731
+    game = CallableGame(lambda S: S @ weights + 3.0 * signs(S[:, 0]) * signs(S[:, 1])
+                        * signs(S[:, 2]), d)
+    truth = weights.copy()
+    truth[:3] += 2.0
+    result = shapley_values(game, method="surrogate", budget=40 * d, random_state=0)
+    leverage = shapley_values(game, method="leverage", budget=40 * d, random_state=0)
+    np.testing.assert_allclose(result.values, truth, atol=1e-8)
+    assert np.abs(leverage.values - truth).max() > 1e-3
