@@ -170,13 +170,13 @@ PEERS = {
 
 
 def minimum(method, d):
-    from skshapley.approximators import method_minimum_budget
+    from skshapley.approximators import METHOD_RECORDS
 
     short = method.split(" ", 1)[1]
     if method == "skshapley auto (default)":
         return 2 + 2 * (d - 1)
     if short in OURS_OTHER:
-        return method_minimum_budget(short, d)
+        return METHOD_RECORDS[short].minimum_budget(d, 2)
     if method == "shap PermutationExplainer":
         return 2 * d + 1
     return 2 + 2 * (d - 1)

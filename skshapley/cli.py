@@ -125,8 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--rows", type=_positive_int, default=20,
                          help="explain the first N rows (default 20)")
     explain.add_argument("--method", default="auto",
-                         help="auto (default), tree, exact, permutation, kernel, leverage, kadd, "
-                              "surrogate, stratified, owen or owen_halved (see "
+                         help="auto (default), tree, linear, exact, permutation, kernel, "
+                              "leverage, kadd, surrogate, stratified, owen or owen_halved (see "
                               "ShapleyExplainer)")
     explain.add_argument("--max-evals", type=_max_evals, default="auto",
                          help="coalition evaluations per row, or auto")
@@ -144,7 +144,12 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--backend", default=None,
                          help="kernel backend: auto, numpy or numba (default: the "
                               "configured one)")
-    explain.add_argument("--progress", action="store_true", help="show a progress bar")
+    explain.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                         help="show a progress bar over rows (default: when stderr is a "
+                              "terminal)")
+    explain.add_argument("--top", type=_positive_int, default=None, metavar="N",
+                         help="print the N most important features (default: all up to "
+                              "50 features, else 30)")
     add_debug_argument(explain)
     _add_attribute_parser(commands)
     _add_select_parser(commands)
@@ -345,7 +350,7 @@ def _check_numeric_target(model, y, target):
             "(e.g. sklearn.ensemble:HistGradientBoostingClassifier)")
 
 
-def _print_table(explanation, explainer, out):
+def _print_table(explanation, explainer, out, top=None):
     import numpy as np
 
     importance = explanation.mean_abs()
@@ -359,10 +364,16 @@ def _print_table(explanation, explainer, out):
         # errors bounds the standard error of their mean (triangle inequality).
         importance, errors = importance.mean(axis=1), errors.mean(axis=1)
     order = np.argsort(-importance, kind="stable")  # ties: lower feature index first
+    if top is None and len(order) > 50:
+        top = 30
     base = np.asarray(explainer.expected_value_)
     evaluations = explanation.n_evaluations
-    spent = (f"{int(evaluations.min())}" if evaluations.min() == evaluations.max()
-             else f"{int(evaluations.min())}-{int(evaluations.max())}")
+    exact = not explanation._is_estimated(slice(None), 0)
+    if not evaluations.any():
+        spent = "none (read off the model)"
+    else:
+        spent = (f"{int(evaluations.min())}" if evaluations.min() == evaluations.max()
+                 else f"{int(evaluations.min())}-{int(evaluations.max())}")
     print(f"method: {explainer.method_}   evaluations per row: {spent}   "
           f"rows: {len(explanation)}   "
           f"base value: {np.array2string(base, precision=4)}", file=out)
@@ -370,11 +381,20 @@ def _print_table(explanation, explainer, out):
         names = outputs if outputs else [str(k) for k in range(np.shape(explanation.values)[2])]
         print(f"outputs: {', '.join(map(str, names))} (table: mean over outputs; "
               f"plot: {names[0]})", file=out)
-    width = max(len("feature"), *(len(name) for name in explanation.feature_names))
+    names_shown = [explanation.feature_names[j] for j in (order if top is None
+                                                          else order[:top])]
+    width = max(len("feature"), *(len(name) for name in names_shown))
     print(f"{'rank':>4}  {'feature':<{width}}  {'mean |SHAP|':>12}  {'std. error':>10}", file=out)
-    for rank, j in enumerate(order, start=1):
+    shown = order if top is None else order[:top]
+    for rank, j in enumerate(shown, start=1):
+        error = f"{'exact':>10}" if exact else f"{errors[j]:>10.4f}"
         print(f"{rank:>4}  {explanation.feature_names[j]:<{width}}  {importance[j]:>12.4f}  "
-              f"{errors[j]:>10.4f}", file=out)
+              f"{error}", file=out)
+    if len(shown) < len(order):
+        print(f"      ... {len(order) - len(shown)} more features (--top to show more)",
+              file=out)
+    for note in explanation.notes:
+        print(f"note: {note}", file=out)
 
 
 def _with_text_encoded(model, X):
@@ -437,8 +457,8 @@ def _explain(args, out) -> ExitCode:
     from skshapley.approximators import METHODS
     from skshapley.utils import finite_policy
 
-    # ShapleyExplainer's methods: the approximators' and TreeSHAP
-    methods = ["auto", "tree", *(name for name in METHODS if name != "auto")]
+    # ShapleyExplainer's methods: the approximators', TreeSHAP and linear models' closed form
+    methods = ["auto", "tree", "linear", *(name for name in METHODS if name != "auto")]
     if args.method not in methods:
         raise UsageError(f"--method {args.method!r} is not one of {methods}")
     # The data are read before the default model is chosen (a classifier for a text
@@ -457,7 +477,8 @@ def _explain(args, out) -> ExitCode:
     explainer = ShapleyExplainer(
         model, method=args.method, max_evals=args.max_evals, tol=args.tol,
         background=args.background, n_jobs=args.n_jobs, random_state=args.random_state,
-        progress=args.progress,
+        # a bar on a terminal by default: explaining many columns takes a while
+        progress=args.progress if args.progress is not None else sys.stderr.isatty(),
     )
     with config_context(backend=args.backend):
         explainer.fit(X, y)
@@ -471,7 +492,7 @@ def _explain(args, out) -> ExitCode:
     # The plot is saved before the table is printed, so a closed pipe on stdout
     # (`skshapley explain | head -3`) still leaves the PNG.
     _save_figure(figure, args.output, tight=False)
-    _print_table(explanation, explainer, out)
+    _print_table(explanation, explainer, out, top=args.top)
     print(f"summary plot written to {args.output}", file=out)
     return ExitCode.OK
 

@@ -36,7 +36,9 @@ def _subprocess_env():
 def _table(out):
     """(feature, mean |SHAP|, std. error) of each ranked line of the table."""
     rows = [line.split() for line in out.splitlines() if re.match(r"\s*\d+\s", line)]
-    return [(row[1], float(row[-2]), float(row[-1])) for row in rows]
+    # an exact method's error column reads "exact": no error
+    return [(row[1], float(row[-2]), 0.0 if row[-1] == "exact" else float(row[-1]))
+            for row in rows]
 
 
 def _one_line_error(err):
@@ -53,8 +55,8 @@ def _check_default_output(captured, tmp_path, n_rows):
     # 2**10 coalitions fit the default budget: exact values, no standard errors
     # the default model is a tree ensemble: "auto" explains it exactly with TreeSHAP,
     # without model calls per row
-    assert re.match(rf"method: tree\s+evaluations per row: 0\s+rows: {n_rows}\s+"
-                    r"base value: \d+\.\d+$", header)
+    assert re.match(rf"method: tree\s+evaluations per row: none \(read off the model\)\s+"
+                    rf"rows: {n_rows}\s+base value: \d+\.\d+$", header)
     table = _table(captured.out)
     assert sorted(name for name, _, _ in table) == DIABETES
     importance = [value for _, value, _ in table]
@@ -192,7 +194,7 @@ def csv_files(tmp_path):
         (["--model", "collections:OrderedDict"], "not an estimator"),
         (["--method", "tree", "--model", "sklearn.linear_model:LinearRegression"],
          "cannot explain this model exactly"),
-        (["--method", "foo"], r"--method 'foo' is not one of \['auto', 'tree', 'exact'"),
+        (["--method", "foo"], r"--method 'foo' is not one of \['auto', 'tree', 'linear', 'exact'"),
         (["--n-jobs", "0"], r"argument --n-jobs: expected a non-zero integer .*got '0'"),
         (["--random-state", "-1"], r"argument --random-state: expected an integer in "
                                    r"\[0, 2\*\*32 - 1\], got '-1'"),
@@ -448,7 +450,7 @@ def test_explain_takes_text_columns_as_they_are(tmp_path, capsys, model):
     out = capsys.readouterr().out
     table = _table(out)
     assert sorted(name for name, _, _ in table) == ["area", "district", "kind"]
-    assert f"method: {'exact' if model else 'tree'}" in out
+    assert f"method: {'linear' if model else 'tree'}" in out
     assert all(value > 0 for _, value, _ in table)
 
 

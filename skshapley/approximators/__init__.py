@@ -9,7 +9,6 @@ from skshapley.approximators._api import (
     choose_method,
     default_budget,
     largest_budget_in_memory,
-    method_minimum_budget,
     resolve_method,
     resolve_sampler,
     shapley_values,
@@ -17,10 +16,12 @@ from skshapley.approximators._api import (
 from skshapley.approximators._exact import all_coalitions, exact_shapley
 from skshapley.approximators._owen import owen_shapley
 from skshapley.approximators._permutation import (
+    check_sampler,
     make_sampler,
     minimum_budget,
     permutation_shapley,
 )
+from skshapley.approximators._records import MethodCost, MethodRecord
 from skshapley.approximators._regression import REGRESSION_METHODS, regression_shapley
 from skshapley.approximators._result import ShapleyResult
 from skshapley.approximators._risk import (
@@ -28,7 +29,6 @@ from skshapley.approximators._risk import (
     feature_error_quantiles,
     overall_error_quantile,
 )
-from skshapley.approximators._records import MethodCost, MethodRecord
 from skshapley.approximators._stratified import stratified_shapley
 from skshapley.approximators._topk import TOPK_METHODS, TopKResult, topk_shapley
 
@@ -46,6 +46,7 @@ __all__ = [
     "all_coalitions",
     "check_budget_fits",
     "check_method",
+    "check_sampler",
     "choose_method",
     "default_budget",
     "exact_shapley",

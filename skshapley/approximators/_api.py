@@ -261,7 +261,7 @@ def shapley_values(game, method="auto", budget=None, tol=None, random_state=None
     d = game.n_players
     method = resolve_method(method, d, budget, tol)
     record = METHOD_RECORDS[method]
-    if tol is not None and not record.takes_tol:
+    if tol is not None and not (record.takes_tol or record.exact):
         raise ValueError(
             f"tol is only supported by method='permutation'; got method={method!r}."
         )
@@ -276,7 +276,3 @@ def shapley_values(game, method="auto", budget=None, tol=None, random_state=None
         options = {}
     return record.run(game, budget, tol=tol, random_state=random_state, **options)
 
-
-def method_minimum_budget(method: str, n_players: int, unit: int = 2) -> int:
-    """Smallest budget ``method`` accepts (its record's ``minimum_budget``)."""
-    return METHOD_RECORDS[method].minimum_budget(n_players, unit)

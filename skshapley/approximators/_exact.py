@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from skshapley.approximators._common import as_matrix, scalar_or_array, squeeze_outputs
-from skshapley.approximators._result import ShapleyResult
 from skshapley.approximators._records import MethodCost, MethodRecord
+from skshapley.approximators._result import ShapleyResult
 from skshapley.backends import get_backend
 
 MAX_EXACT_PLAYERS = 20

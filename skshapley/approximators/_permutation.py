@@ -13,8 +13,8 @@ from skshapley.approximators._common import (
     scalar_or_array,
     squeeze_outputs,
 )
-from skshapley.approximators._result import ShapleyResult
 from skshapley.approximators._records import MethodCost, MethodRecord
+from skshapley.approximators._result import ShapleyResult
 from skshapley.approximators._risk import (
     ReplicateCovariance,
     RunningCovariance,
@@ -32,6 +32,16 @@ DEFAULT_CHECK_INTERVAL = 16
 # Gaussian draws behind each overall error quantile (§3.4: D = 4096).
 RISK_DRAWS = 4096
 _WEIGHTED_SAMPLERS = (SequentialBayesianQuadrature,)
+
+
+def check_sampler(sampler, n_players: int):
+    """Check a ``sampler`` parameter ("auto", a sampler name or an instance for
+    ``n_players``) without building it; returns it."""
+    if isinstance(sampler, str) and sampler == "auto":
+        return sampler
+    if isinstance(sampler, PermutationSampler) or sampler not in SAMPLERS:
+        make_sampler(sampler, n_players, rng=None)  # raises the error that names it
+    return sampler
 
 
 def make_sampler(sampler, n_players: int, rng) -> PermutationSampler:
@@ -173,7 +183,8 @@ def permutation_shapley(
         check_interval = DEFAULT_CHECK_INTERVAL if tol is not None else max_draws
     # Each batch holds its orderings' coalitions and contributions: as many draws as fit
     # in working_memory, so any budget runs (in several game calls when it is large).
-    check_interval = min(check_interval, draws_in_memory(d, block, getattr(game, 'n_outputs_hint', 1)))
+    n_outputs = getattr(game, "n_outputs_hint", 1)
+    check_interval = min(check_interval, draws_in_memory(d, block, n_outputs))
     kernels = get_backend()
     endpoints = np.zeros((2, d), dtype=bool)
     endpoints[1] = True

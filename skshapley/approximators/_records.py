@@ -7,8 +7,9 @@ that take ``tol``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 
 class MethodCost(NamedTuple):

@@ -8,8 +8,8 @@ import warnings
 import numpy as np
 
 from skshapley.approximators._common import as_matrix, scalar_or_array, squeeze_outputs
-from skshapley.approximators._result import ShapleyResult
 from skshapley.approximators._records import MethodCost, MethodRecord
+from skshapley.approximators._result import ShapleyResult
 from skshapley.approximators._risk import (
     overall_error_quantile,
     satterthwaite_draws,

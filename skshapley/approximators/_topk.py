@@ -389,9 +389,9 @@ def check_topk_arguments(n_players, k, method, budget, delta, epsilon, min_sampl
             f"enumeration needs 2**{n_players} = {2**n_players} evaluations."
         )
     if method == "regression" and budget is not None:
-        from skshapley.approximators._api import method_minimum_budget
+        from skshapley.approximators._permutation import PERMUTATION
 
-        smallest = min(2**n_players, method_minimum_budget("permutation", n_players))
+        smallest = min(2**n_players, PERMUTATION.minimum_budget(n_players, 2))
         if budget < smallest:
             raise ValueError(
                 f"budget={budget} is too small for method='regression' with "

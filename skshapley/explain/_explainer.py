@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import copy
+import time
 from numbers import Integral, Real
 
 import numpy as np
@@ -13,19 +13,13 @@ from sklearn.utils.validation import check_array, check_is_fitted
 from tqdm.auto import tqdm
 
 from skshapley._config import config_context, get_config
-from skshapley.approximators import (
-    check_method,
-    default_budget,
-    make_sampler,
-    method_minimum_budget,
-    resolve_method,
-    resolve_sampler,
-    shapley_values,
-)
+from skshapley.approximators import check_method, check_sampler
 from skshapley.explain._columns import ColumnCodec, check_missing_values_taken, model_rows
 from skshapley.explain._explanation import Explanation
+from skshapley.explain._linear import explain_linear, plan_linear
+from skshapley.explain._plan import make_plan, time_evaluation
 from skshapley.explain._tree import explain_with_trees, mismatch, plan_tree
-from skshapley.games import MarginalGame, make_response_function
+from skshapley.games import make_response_function
 from skshapley.games._response import RESPONSE_METHODS
 from skshapley.permutations import PermutationSampler
 from skshapley.utils._device import resolve_device, to_host
@@ -41,9 +35,6 @@ from skshapley.utils._sklearn_compat import (
 from skshapley.utils._state import restored_on_failure
 from skshapley.utils._validation import finite_policy, takes_missing_values
 
-# Rows per joblib task when running serially: only sets how often the progress bar moves.
-_SERIAL_CHUNK = 16
-
 
 def _model_response(estimator, response_method, feature_names, codec):
     """The explained output as a function of float rows: called on the DataFrame the
@@ -53,43 +44,13 @@ def _model_response(estimator, response_method, feature_names, codec):
     return predict if codec is None else codec.wrap(predict)
 
 
-def _explain_rows(estimator, X, background, *, response_method, feature_names, method,
-                  sampler, budget, tol, seed, n_outputs, config, device=None, codec=None):
-    """Explain the rows of ``X``; runs inside a joblib worker.
-
-    Every row uses the same seed, so its orderings do not depend on its position, the
-    chunking or ``n_jobs`` (and rows share common random numbers). Without ``tol`` all
-    rows of the chunk see the same coalitions, so they are stacked into one game and one
-    model call per chunk (of ``working_memory``); with ``tol`` each row stops on its own,
-    and stratified sampling, whose allocation depends on the values, runs row by row.
-
-    Returns
-    -------
-    list of (values, std_errors, empty_value, n_evaluations, n_draws), one per row
-    """
+def _explain_chunk(plan, estimator, X, background, response, config, device):
+    """Explain the rows of ``X`` by ``plan``; runs inside a joblib worker, which builds
+    the model's response function itself (closures do not travel to processes).
+    ``response`` is (response_method, feature_names, codec)."""
     with config_context(**config):
-        predict = _model_response(estimator, response_method, feature_names, codec)
-        # Stratified allocation looks at the values, so its rows cannot share a game.
-        alone = tol is not None or method == "stratified"
-        groups = [X[i : i + 1] for i in range(X.shape[0])] if alone else [X]
-        rows = []
-        for group in groups:
-            game = MarginalGame(predict, group, background, device=device)
-            options = {}
-            if method == "permutation":
-                # A sampler instance restarts its own stream for every game, like a seed.
-                options["sampler"] = (copy.deepcopy(sampler).reset()
-                                      if isinstance(sampler, PermutationSampler) else sampler)
-            result = shapley_values(game, method=method, budget=budget, tol=tol,
-                                    random_state=seed, **options)
-            d, n_rows = X.shape[1], group.shape[0]
-            values = np.reshape(result.values, (d, n_rows, n_outputs))
-            std_errors = np.reshape(result.std_errors, (d, n_rows, n_outputs))
-            empty = np.reshape(result.empty_value, (n_rows, n_outputs))
-            for i in range(n_rows):
-                rows.append((values[:, i], std_errors[:, i], empty[i], result.n_evaluations,
-                             result.n_draws))
-    return rows
+        predict = _model_response(estimator, *response)
+        return plan.explain_rows(predict, X, background, config, device)
 
 
 class ShapleyExplainer(TransformerMixin, BaseEstimator):
@@ -116,20 +77,33 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         TreeSHAP), and "predict_log_odds" for the others (XGBoost, LightGBM, ...):
         log-odds of ``predict_proba``, clipped to [1e-15, 1]. A callable is called as
         ``f(estimator, X)``.
-    method : {"auto", "tree", "exact", "permutation", "stratified", "owen", \
+    method : {"auto", "tree", "linear", "exact", "permutation", "stratified", "owen", \
             "owen_halved", "kernel", "leverage", "kadd", "surrogate"}, default="auto"
         "tree": exact TreeSHAP (§8) for scikit-learn, XGBoost and LightGBM tree
         ensembles, and Pipelines of column-wise steps (scalers, imputers, ...) ending in
         one, when the explained output is linear in the leaves (regression values,
         forest probabilities, boosted margins and log-odds); no model is called per row.
-        "auto" picks "tree" whenever it applies. Otherwise "auto" enumerates all
-        coalitions when 2^d <= max_evals; otherwise, with ``tol``,
-        samples orderings (the estimator that stops early), and without it uses the
-        regression estimator measured most accurate for the budget (§9, see
-        ``skshapley.approximators.AUTO_POLICY``): the odd-Fourier surrogate, which falls
-        back to paired KernelSHAP where its extra terms do not pay. "kernel" is paired
-        KernelSHAP, "kadd" k-additive KernelSHAP. "stratified" and the Owen methods are
-        the comparison methods of [P] §2.10.
+        "linear": the closed form phi_j(x) = sum of w_k (Z(x)_k - mean_b Z(b)_k) over
+        the columns k of Z made from column j, for a model with ``coef_`` w and
+        ``intercept_`` (LinearRegression, Ridge, LogisticRegression, LinearSVC, SGD...)
+        after column-wise steps Z (scalers, imputers, one-hot, spline and quantile
+        encoders, ColumnTransformers of these), explained on its linear output:
+        ``predict`` of a regressor, ``decision_function`` of a classifier, and
+        "predict_log_odds" where it equals the margins (binary and multinomial
+        LogisticRegression); no model is called per coalition.
+        "auto" picks "tree", then "linear", whenever it applies. Otherwise "auto"
+        enumerates all coalitions when 2^d <= max_evals; otherwise, with ``tol``,
+        samples orderings (the estimator that stops early), and without it takes the
+        most accurate estimator per evaluation whose own cost fits: the odd-Fourier
+        surrogate, then paired KernelSHAP with leverage allocation, then antithetic
+        orderings. ``fit`` times the model once on the background, and an estimator
+        fits when its design is within ``working_memory`` and its arithmetic costs at
+        most half the time of the budget's model calls (see
+        ``skshapley.approximators.choose_method``), so a fast model at many features is
+        not drowned by the solver. "kernel" is paired KernelSHAP, "kadd" k-additive
+        KernelSHAP. "stratified" and the Owen methods are the comparison methods of
+        Mitchell et al. (2022, Section 5). A ``max_evals`` above 2^d with any sampling
+        method enumerates exactly (said in ``Explanation.notes``).
     sampler : {"auto", "antithetic", "mc", "orthogonal", "sobol", "argsort_sobol", \
             "herding", "sbq"} or PermutationSampler, default="auto"
         Ordering sampler of ``method="permutation"``. "auto": orthogonal frames when
@@ -164,7 +138,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         assembled and averaged over the background there, and only the values come back
         (no host round-trip per model call; ``gpu`` extra). Any other string names an
         array-API namespace module (e.g. ``"array_api_strict"``) used the same way. Not
-        used by ``method="tree"``, which has its own kernels.
+        used by ``method="tree"``, which has its own kernels, nor by ``method="linear"``,
+        which calls the model once per ``explain`` (on the host) to check its values.
 
     Attributes
     ----------
@@ -189,10 +164,13 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         The method "auto" resolved to.
     tree_ensemble_ : skshapley.tree.TreeEnsemble or None
         The model's merged paths when ``method_ == "tree"``.
-    sampler_ : str or PermutationSampler
-        The sampler "auto" resolved to.
+    sampler_ : str, PermutationSampler or None
+        The sampler "auto" resolved to (None for methods that sample no orderings).
     max_evals_ : int
-        The budget per row actually used.
+        The budget per row actually used (0 for "tree" and "linear").
+    plan_ : ExplainPlan or None
+        Method, sampler, budget, seed and rows per game resolved at ``fit``, with the
+        reason ``"auto"`` chose the method; None for "tree" and "linear".
     random_seed_ : int
         Seed drawn at fit; every transform call uses it, so repeated calls agree.
     n_features_in_ : int
@@ -290,10 +268,9 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         finite = finite_policy(self.estimator)
         codec, X_checked = self._checked_rows(X, finite, reset=True)
         n_features = X_checked.shape[1]
-        if self.method != "tree":
+        if self.method not in ("tree", "linear"):  # read off the model, not games
             check_method(self.method)
-        if not (isinstance(self.sampler, str) and self.sampler == "auto"):
-            make_sampler(self.sampler, n_features, rng=0)  # validates names and n_players
+        check_sampler(self.sampler, n_features)
         if self.prefit:
             check_is_fitted(self.estimator)
             estimator = self.estimator
@@ -319,26 +296,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
 
         rng = check_random_state(self.random_state)
         background, codec = self._select_background(X_checked, rng, finite, codec)
-        max_evals = default_budget(n_features) if self.max_evals == "auto" else self.max_evals
-        method = ("tree" if self.method == "tree"
-                  else resolve_method(self.method, n_features, max_evals, self.tol))
-        sampler = resolve_sampler(self.sampler, n_features, max_evals)
-        if method == "exact" and max_evals < 2**n_features:
-            raise ValueError(
-                f"max_evals={max_evals} is too small for method='exact' with "
-                f"{n_features} features: enumeration needs 2**{n_features} = "
-                f"{2**n_features} evaluations per row; increase max_evals or use "
-                "method='permutation'."
-            )
-        unit = make_sampler(sampler, n_features, rng=0).unit_size
-        minimum = 0 if method == "tree" else method_minimum_budget(method, n_features, unit)
-        if method not in ("exact", "tree") and max_evals < minimum:
-            raise ValueError(
-                f"max_evals={max_evals} is too small for method={method!r} with {n_features} "
-                f"features: it needs at least {minimum} evaluations per row; increase "
-                "max_evals."
-            )
-
+        method = self.method
         feature_names = getattr(estimator, "feature_names_in_", None)
         predict = _model_response(estimator, self.response_method, feature_names, codec)
         if resolve_device(self.device) is not None and (feature_names is not None
@@ -349,7 +307,9 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                 "with DataFrames; fit it on arrays or use device=None."
             )
         check_missing_values_taken(estimator, predict, background, "background")
+        started = time.perf_counter()
         outputs = self._outputs(predict, background)
+        first_call_seconds = time.perf_counter() - started
         if outputs.ndim > 2 or outputs.shape[0] != background.shape[0]:
             raise ValueError(
                 f"The model output for {background.shape[0]} rows has shape {outputs.shape}; "
@@ -369,27 +329,54 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             elif self.method == "tree":
                 raise ValueError("method='tree' cannot explain this model exactly: "
                                  + plan.rstrip("."))
+        linear_plan = None
+        if self.method in ("linear", "auto") and tree_plan is None:
+            # a model linear in its column-wise transformed inputs: closed form, checked
+            # on the background like the trees
+            plan = plan_linear(estimator, self.response_method, background, outputs,
+                               model_rows(feature_names, codec))
+            if not isinstance(plan, str):
+                linear_plan, method = plan, "linear"
+            elif self.method == "linear":
+                raise ValueError("method='linear' cannot explain this model exactly: "
+                                 + plan.rstrip("."))
         if self.feature_perturbation == "tree_path_dependent" and tree_plan is None:
             raise ValueError(
                 "feature_perturbation='tree_path_dependent' is defined for tree ensembles "
                 f"explained with method='tree'; got method={self.method!r} on "
                 f"{type(estimator).__name__}."
             )
+        random_seed = int(rng.randint(np.iinfo(np.int32).max))
+        plan = None
+        if tree_plan is None and linear_plan is None:
+            n_outputs = 1 if outputs.ndim == 1 else outputs.shape[1]
+            plan = make_plan(
+                self.method, self.sampler, self.max_evals, self.tol,
+                n_features=n_features, n_outputs=n_outputs,
+                n_background=background.shape[0], seed=random_seed,
+                evaluation_seconds=lambda: time_evaluation(
+                    lambda rows: self._outputs(predict, rows), background,
+                    first_call_seconds))
+            method = plan.method
         self.estimator_ = estimator
         self.background_ = background
         self.codec_ = codec
+        self.plan_ = plan
         self.tree_ensemble_ = None if tree_plan is None else tree_plan[0]
         self._tree_output_map = None if tree_plan is None else tree_plan[1]
+        self._linear_plan = linear_plan
         self.n_outputs_ = 1 if outputs.ndim == 1 else outputs.shape[1]
         expected = outputs.mean(axis=0)
+        if linear_plan is not None:  # the base value of its Explanations
+            expected = linear_plan.base.reshape(expected.shape)
         if tree_plan is not None and self.feature_perturbation == "tree_path_dependent":
             expected = (tree_plan[1] @ tree_plan[0].expected_value).reshape(expected.shape)
         self.expected_value_ = float(expected) if outputs.ndim == 1 else expected
         self.output_names_ = self._output_names(estimator, outputs)
         self.method_ = method
-        self.sampler_ = sampler
-        self.max_evals_ = int(max_evals)
-        self.random_seed_ = int(rng.randint(np.iinfo(np.int32).max))
+        self.sampler_ = None if plan is None else plan.sampler
+        self.max_evals_ = 0 if plan is None else plan.budget
+        self.random_seed_ = random_seed
         return self
 
     def _checked_rows(self, X, finite, *, reset):
@@ -464,24 +451,21 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                                              getattr(self.estimator_, "feature_names_in_",
                                                      None), codec), X, "X")
         n_rows = X.shape[0]
+        plan = self.plan_
         n_jobs = 1 if self.n_jobs is None else self.n_jobs
         if n_jobs == 1:
-            chunk = _SERIAL_CHUNK
+            chunk = plan.rows_per_game if plan.tol is None else 1  # the bar moves per game
         else:
             from joblib import effective_n_jobs
 
             chunk = max(1, -(-n_rows // (4 * effective_n_jobs(n_jobs))))
-        starts = range(0, n_rows, chunk)
-        kwargs = dict(
-            response_method=self.response_method,
-            feature_names=getattr(self.estimator_, "feature_names_in_", None),
-            method=self.method_, sampler=self.sampler_, budget=self.max_evals_,
-            tol=self.tol, seed=self.random_seed_, n_outputs=self.n_outputs_,
-            config=get_config(), device=self.device, codec=codec,
-        )
+        response = (self.response_method, getattr(self.estimator_, "feature_names_in_", None),
+                    codec)
+        config = get_config()
         tasks = (
-            delayed(_explain_rows)(self.estimator_, X[s : s + chunk], self.background_, **kwargs)
-            for s in starts
+            delayed(_explain_chunk)(plan, self.estimator_, X[s : s + chunk], self.background_,
+                                    response, config, self.device)
+            for s in range(0, n_rows, chunk)
         )
         results = []
         with tqdm(total=n_rows, disable=not self.progress, desc="Explaining rows",
@@ -530,13 +514,23 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             std_errors = np.zeros_like(values)
             n_evaluations = np.zeros(X.shape[0], dtype=np.int64)
             n_draws = np.zeros(X.shape[0], dtype=np.int64)
+        elif getattr(self, "method_", None) == "linear":
+            codec, X = self._checked_rows(X, finite_policy(self.estimator_), reset=False)
+            feature_names = getattr(self.estimator_, "feature_names_in_", None)
+            check_missing_values_taken(self.estimator_, _model_response(
+                self.estimator_, self.response_method, feature_names, codec), X, "X")
+            values, base = explain_linear(self._linear_plan, X,
+                                          model_rows(feature_names, codec))
+            std_errors = np.zeros_like(values)
+            n_evaluations = np.zeros(X.shape[0], dtype=np.int64)
+            n_draws = np.zeros(X.shape[0], dtype=np.int64)
         else:
-            results, X = self._explain(X)
-            values = np.array([row[0] for row in results]).reshape(-1, d, k)
-            std_errors = np.array([row[1] for row in results]).reshape(-1, d, k)
-            base = np.array([row[2] for row in results]).reshape(-1, k)
-            n_evaluations = np.array([row[3] for row in results], dtype=np.int64)
-            n_draws = np.array([row[4] for row in results], dtype=np.int64)
+            rows, X = self._explain(X)
+            values = np.array([row.values for row in rows]).reshape(-1, d, k)
+            std_errors = np.array([row.std_errors for row in rows]).reshape(-1, d, k)
+            base = np.array([row.base_value for row in rows]).reshape(-1, k)
+            n_evaluations = np.array([row.n_evaluations for row in rows], dtype=np.int64)
+            n_draws = np.array([row.n_draws for row in rows], dtype=np.int64)
         if k == 1:
             values, std_errors, base = values[:, :, 0], std_errors[:, :, 0], base[:, 0]
             inter = None if inter is None else inter[..., 0]
@@ -547,6 +541,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             output_names=self.output_names_,
             n_evaluations=n_evaluations, method=self.method_, interactions=inter,
             display_data=display, n_draws=n_draws,
+            notes=() if getattr(self, "plan_", None) is None else self.plan_.notes,
         )
 
     def _check_tree_efficiency(self, values, base, X, feature_names, codec):

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-# Values of these methods are exact; RKHSShapRegressor's "rkhs-... (exact)" too.
-_EXACT_METHODS = frozenset({"exact", "tree"})
-# Samplers and regression estimators (skshapley.approximators.METHODS less "auto" and
-# "exact"); their values are estimates even where a standard error happens to be 0.
-_ESTIMATING_METHODS = frozenset({"permutation", "stratified", "owen", "owen_halved",
-                                 "kernel", "leverage", "kadd", "surrogate"})
+from skshapley.approximators import METHOD_RECORDS
+
+# Values of these methods are exact (the approximators' records say which of theirs are;
+# the explainer's tree and linear methods read the model); RKHSShapRegressor's
+# "rkhs-... (exact)" too. The other approximators' values are estimates even where a
+# standard error happens to be 0.
+_EXACT_METHODS = frozenset({"tree", "linear",
+                            *(name for name, r in METHOD_RECORDS.items() if r.exact)})
+_ESTIMATING_METHODS = frozenset(name for name, r in METHOD_RECORDS.items() if not r.exact)
 
 
 class _PlotAccessor:
@@ -77,6 +80,9 @@ class Explanation:
         The explained rows as given, where ``data`` holds numbers standing for them (the
         text values of a DataFrame's non-numeric columns, see ``ShapleyExplainer.codec_``);
         plots label rows and axes with it.
+    notes : tuple of str, optional
+        What the reader should know about how the values were computed (e.g. a budget
+        past 2^d enumerated exactly).
 
     Examples
     --------
@@ -89,8 +95,9 @@ class Explanation:
 
     def __init__(self, values, base_values, data, feature_names, *, std_errors=None,
                  output_names=None, n_evaluations=None, method=None, interactions=None,
-                 display_data=None, n_draws=None):
+                 display_data=None, n_draws=None, notes=()):
         self.values = np.asarray(values)
+        self.notes = tuple(notes)
         if self.values.ndim not in (2, 3):
             raise ValueError(
                 f"The 'values' parameter of Explanation must be 2-d (n, d) or 3-d (n, d, k); "
@@ -178,7 +185,7 @@ class Explanation:
             std_errors=pick(self.std_errors), output_names=self.output_names,
             n_evaluations=pick(self.n_evaluations), method=self.method,
             interactions=pick(self.interactions), display_data=pick(self.display_data),
-            n_draws=pick(self.n_draws),
+            n_draws=pick(self.n_draws), notes=self.notes,
         )
 
     def _check_has_rows(self, what):

@@ -62,10 +62,12 @@ def _interventional_shapley(predict, row, background):
     return phi
 
 
-def test_values_equal_brute_force_on_the_dataframe():
+@pytest.mark.parametrize("method", ["exact", "linear"])  # "auto" picks "linear" (Ridge)
+def test_values_equal_brute_force_on_the_dataframe(method):
     X, y = _frame()
-    explainer = ShapleyExplainer(_pipeline(), background=25, random_state=0).fit(X, y)
-    assert explainer.method_ == "exact"
+    explainer = ShapleyExplainer(_pipeline(), method=method, background=25,
+                                 random_state=0).fit(X, y)
+    assert explainer.method_ == method
     assert explainer.codec_.encoded_columns == [1, 2, 3]
     explanation = explainer.explain(X.iloc[:3])
     background = explainer.codec_.decode(explainer.background_)

@@ -1,0 +1,204 @@
+"""The explainer's plan: method, sampler and budget resolved once at ``fit``, run by the
+row workers."""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+from skshapley._config import config_context
+from skshapley.approximators import (
+    METHOD_RECORDS,
+    check_budget_fits,
+    choose_method,
+    default_budget,
+    make_sampler,
+    resolve_sampler,
+)
+from skshapley.approximators._exact import MAX_EXACT_PLAYERS
+from skshapley.games import MarginalGame
+from skshapley.permutations import PermutationSampler
+from skshapley.utils import chunk_rows
+from skshapley.utils._validation import get_working_memory
+
+# Rows stacked into one game (one design, one model call per chunk): more only adds
+# memory, since the solver's work grows with the rows anyway.
+ROWS_PER_GAME = 16
+
+
+class RowExplanation(NamedTuple):
+    """One explained row: values and standard errors (d, k), base value (k,), the
+    evaluations spent and the independent draws behind its errors."""
+
+    values: np.ndarray
+    std_errors: np.ndarray
+    base_value: np.ndarray
+    n_evaluations: int
+    n_draws: int
+
+
+@dataclass(frozen=True)
+class ExplainPlan:
+    """How every row of an explainer is explained, fixed at ``fit``.
+
+    Attributes
+    ----------
+    method : str
+        The approximator (a key of ``skshapley.approximators.METHOD_RECORDS``).
+    budget : int
+        Evaluations per row.
+    sampler : str, PermutationSampler or None
+        The ordering sampler of methods that take one.
+    tol : float or None
+    seed : int
+        Every row's seed: its draws do not depend on its position or ``n_jobs``.
+    n_outputs : int
+        Model outputs per row.
+    rows_per_game : int
+        Rows stacked into one game (1 when rows cannot share coalitions).
+    options : dict
+        Further approximator options (e.g. the surrogate's ``max_cv_terms``).
+    notes : tuple of str
+        What the user should know about the plan (a budget capped to enumeration).
+    reason : str
+        Why ``method="auto"`` chose ``method``.
+    """
+
+    method: str
+    budget: int
+    sampler: object
+    tol: float | None
+    seed: int
+    n_outputs: int
+    rows_per_game: int = ROWS_PER_GAME
+    options: dict = field(default_factory=dict)
+    notes: tuple = ()
+    reason: str = ""
+
+    @property
+    def record(self):
+        return METHOD_RECORDS[self.method]
+
+    def explain_rows(self, predict, X, background, config, device=None):
+        """Explain the rows of ``X`` (a joblib worker's chunk) with the model output
+        ``predict``; a list of :class:`RowExplanation`.
+
+        Rows that can share coalitions are stacked into games of ``rows_per_game`` rows,
+        one design and one model call per chunk of ``working_memory``; with ``tol`` each
+        row stops on its own."""
+        with config_context(**config):
+            size = self.rows_per_game if self.tol is None else 1
+            rows = []
+            for start in range(0, X.shape[0], size):
+                group = X[start : start + size]
+                game = MarginalGame(predict, group, background, device=device)
+                options = dict(self.options)
+                if self.record.uses_sampler:
+                    # an instance restarts its own stream for every game, like a seed
+                    options["sampler"] = (copy.deepcopy(self.sampler).reset()
+                                          if isinstance(self.sampler, PermutationSampler)
+                                          else self.sampler)
+                result = self.record.run(game, self.budget, tol=self.tol,
+                                         random_state=self.seed, **options)
+                rows.extend(_split_rows(result, X.shape[1], group.shape[0], self.n_outputs))
+        return rows
+
+
+def _split_rows(result, n_features, n_rows, n_outputs):
+    values = np.reshape(result.values, (n_features, n_rows, n_outputs))
+    std_errors = np.reshape(result.std_errors, (n_features, n_rows, n_outputs))
+    empty = np.reshape(result.empty_value, (n_rows, n_outputs))
+    return [RowExplanation(values[:, i], std_errors[:, i], empty[i], result.n_evaluations,
+                           result.n_draws) for i in range(n_rows)]
+
+
+def time_evaluation(predict, background, first_seconds):
+    """Seconds of one coalition evaluation of one row (the model on the background
+    rows): the faster of the call already made in ``fit`` (``first_seconds``, which may
+    include the model's warm-up) and one more."""
+    start = time.perf_counter()
+    predict(background)
+    return min(first_seconds, time.perf_counter() - start)
+
+
+def make_plan(method, sampler, max_evals, tol, *, n_features, n_outputs, n_background,
+              seed, evaluation_seconds=None, working_memory=None) -> ExplainPlan:
+    """Resolve the explainer's parameters into a plan, or raise a ``ValueError`` naming
+    the parameter that cannot run (before any allocation).
+
+    Parameters
+    ----------
+    method, sampler, max_evals, tol
+        As given to ``ShapleyExplainer`` (``max_evals`` may be "auto").
+    n_features, n_outputs, n_background : int
+    seed : int
+    evaluation_seconds : float or callable, optional
+        Seconds of one coalition evaluation of one row, or a function returning it
+        (called only when ``method="auto"`` must weigh estimators).
+    working_memory : float, optional
+    """
+    d = n_features
+    working_memory = get_working_memory(working_memory)
+    # one coalition of one row: the background with the row's features swapped in
+    batch = n_background * d * 8
+    if batch > working_memory * 2**20:
+        needed = int(np.ceil(batch / 2**20))
+        raise ValueError(
+            f"working_memory={working_memory:g} MiB is too small for one model call: one "
+            f"coalition of one row is {n_background} background rows x {d} features "
+            f"({batch / 2**20:,.1f} MiB); set working_memory to at least {needed} "
+            "(skshapley.set_config) or use a smaller background."
+        )
+    budget = default_budget(d) if max_evals == "auto" else int(max_evals)
+    notes = ()
+    if method not in ("auto", "exact") and d <= MAX_EXACT_PLAYERS and budget > 2**d:
+        notes = (f"max_evals={budget} is more than the 2^{d} = {2**d} coalitions: every "
+                 "coalition was evaluated once, so the values are exact.",)
+        method, budget = "exact", 2**d
+    # rows stacked per game: within working_memory for the method's design per output
+    record_rows = ROWS_PER_GAME
+    context = {"n_outputs": record_rows * n_outputs, "working_memory": working_memory}
+    if method == "auto" and evaluation_seconds is not None:
+        if callable(evaluation_seconds):
+            evaluation_seconds = evaluation_seconds()
+        context["evaluation_seconds"] = evaluation_seconds * record_rows
+    choice = choose_method(method, d, budget, tol, **context)
+    record = METHOD_RECORDS[choice.method]
+    if tol is not None and not (record.takes_tol or record.exact):
+        raise ValueError(
+            f"tol={tol!r} stops sampled orderings early and is only supported by "
+            f"method='permutation' (or 'auto'); got method={choice.method!r}."
+        )
+    sampler = resolve_sampler(sampler, d, budget) if record.uses_sampler else None
+    unit = 1 if sampler is None else make_sampler(sampler, d, rng=0).unit_size
+    minimum = record.minimum_budget(d, unit)
+    if budget < minimum:
+        if record.exact:
+            raise ValueError(
+                f"max_evals={budget} is too small for method='exact' with {d} features: "
+                f"enumeration needs 2**{d} = {2**d} evaluations per row; increase "
+                "max_evals or use method='permutation'."
+            )
+        raise ValueError(
+            f"max_evals={budget} is too small for method={choice.method!r} with {d} "
+            f"features: it needs at least {minimum} evaluations per row; increase "
+            "max_evals."
+        )
+    if record.exact and d > MAX_EXACT_PLAYERS:
+        raise ValueError(
+            f"method='exact' needs 2**{d} = {2**d} evaluations per row with {d} features, "
+            f"above the limit of {MAX_EXACT_PLAYERS} features; use method='auto'."
+        )
+    check_budget_fits(choice.method, d, budget, n_outputs, working_memory=working_memory,
+                      name="max_evals")
+    rows_per_game = 1
+    if record.shares_game:
+        per_row = record.cost(d, budget, n_outputs).memory_bytes
+        rows_per_game = max(1, min(ROWS_PER_GAME, chunk_rows(per_row, working_memory)))
+    return ExplainPlan(method=choice.method, budget=budget, sampler=sampler, tol=tol,
+                       seed=seed, n_outputs=n_outputs, rows_per_game=rows_per_game,
+                       options=choice.options, notes=notes, reason=choice.reason)
