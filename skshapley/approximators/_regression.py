@@ -282,21 +282,14 @@ def regression_shapley(game, budget: int, *, method: str = "kernel", order: int 
                                            order=order, max_terms=max_terms,
                                            max_cv_terms=max_cv_terms, rng=design_rng)
 
-    sampled = design.blocks >= 0
     n_draws = design.n_sampled_pairs
     inflation = small_sample_inflation(n_draws, quantile_level) if n_draws else 1.0
     normal = risk_rng.standard_normal((4096, d))
     k = phi.shape[1]
     std_errors, error = np.empty((d, k)), np.empty(k)
-    for j in range(k):  # output by output: k covariances of d x d need not fit at once
-        factor = stratified_factor(influence.of_output(j)[sampled], design.blocks[sampled],
-                                   design.stratum_sizes)
-        if factor is None:
-            std_errors[:, j], error[j] = np.inf, np.inf
-            continue
-        factor *= np.sqrt(scale[j])
-        std_errors[:, j] = np.sqrt(np.einsum("ij,ij->j", factor, factor))
-        error[j] = factor_error_quantile(factor, quantile_level, normal) * inflation
+    with threadpool_limits(1, user_api="blas"):
+        _sandwich_errors(influence, design, scale, quantile_level, inflation, normal,
+                         std_errors, error)
     return ShapleyResult(
         values=squeeze_outputs(phi, game),
         std_errors=squeeze_outputs(std_errors, game),
@@ -362,6 +355,23 @@ def fit_design(method, design, values, empty, delta, *, order=2, max_terms=None,
     features = odd_character_features(design.first, terms)
     phi, _, influence = _odd_fit(features, design, differences, delta, terms, d)
     return phi, influence, np.full(k, _hc1(pairs, d - 1))
+
+
+def _sandwich_errors(influence, design, scale, quantile_level, inflation, normal,
+                     std_errors, error):
+    """Fill each output's standard errors and error quantile from its stratified
+    sandwich covariance, output by output (k covariances of d x d need not fit at
+    once)."""
+    sampled = design.blocks >= 0
+    for j in range(std_errors.shape[1]):
+        factor = stratified_factor(influence.of_output(j)[sampled], design.blocks[sampled],
+                                   design.stratum_sizes)
+        if factor is None:
+            std_errors[:, j], error[j] = np.inf, np.inf
+            continue
+        factor *= np.sqrt(scale[j])
+        std_errors[:, j] = np.sqrt(np.einsum("ij,ij->j", factor, factor))
+        error[j] = factor_error_quantile(factor, quantile_level, normal) * inflation
 
 
 class OutputInfluence:
