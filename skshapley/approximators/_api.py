@@ -18,11 +18,13 @@ from skshapley.approximators._regression import (
 )
 from skshapley.approximators._result import ShapleyResult
 from skshapley.approximators._stratified import STRATIFIED
+from skshapley.approximators._svarm import SVARM
 from skshapley.utils._validation import get_working_memory
 
 # Every approximator's record (see ``_records.MethodRecord``), by method name.
 METHOD_RECORDS = {record.name: record for record in (
-    EXACT, PERMUTATION, STRATIFIED, OWEN, OWEN_HALVED, KERNEL, LEVERAGE, KADD, SURROGATE)}
+    EXACT, PERMUTATION, STRATIFIED, OWEN, OWEN_HALVED, KERNEL, LEVERAGE, KADD, SURROGATE,
+    SVARM)}
 METHODS = ("auto", *METHOD_RECORDS)
 
 # Largest d for which "auto" enumerates when no budget is given: 2^10 = 1024 evaluations.

@@ -88,21 +88,25 @@ def constrained_wls(features, weights, targets, constraint, value, readout, *,
     # Output by output (matrix-vector products): a matrix product over all outputs may
     # round an output differently with other outputs beside it, and stacked games (an
     # explainer's rows) must give each output the bits it gets alone, for any n_jobs.
+    # Columns are copied contiguous first: BLAS rounds a strided vector (one output of
+    # several) differently from a contiguous one (a single output).
+    column = lambda a, j: np.ascontiguousarray(a[:, j])  # noqa: E731
     theta = np.empty((p - 1, k))
-    theta[:, 0], apply_inverse, _ = _solve_normal(hessian, weighted.T @ shifted[:, 0])
+    theta[:, 0], apply_inverse, _ = _solve_normal(hessian, weighted.T @ column(shifted, 0))
     for j in range(1, k):
-        theta[:, j] = apply_inverse(weighted.T @ shifted[:, j])
+        theta[:, j] = apply_inverse(weighted.T @ column(shifted, j))
     beta = np.empty((p, k))
     beta[rest] = theta
-    beta[pivot] = [(value[j] - constraint[rest] @ theta[:, j]) / constraint[pivot]
+    beta[pivot] = [(value[j] - constraint[rest] @ column(theta, j)) / constraint[pivot]
                    for j in range(k)]
-    phi = np.stack([readout @ beta[:, j] for j in range(k)], axis=1)
+    phi = np.stack([readout @ column(beta, j) for j in range(k)], axis=1)
     if not influence:
         return phi, beta, None
     # d phi / d theta = T_rest - T_pivot scale'  (through the eliminated coordinate).
     lift = readout[:, rest] - np.outer(readout[:, pivot], scale)  # (d, p-1)
     projected = reduced @ apply_inverse(lift.T)  # (n, d): row i is (lift H^-1 x_i)'
-    residuals = np.stack([shifted[:, j] - reduced @ theta[:, j] for j in range(k)], axis=1)
+    residuals = np.stack([shifted[:, j] - reduced @ column(theta, j) for j in range(k)],
+                         axis=1)
     return phi, beta, Influence(projected, weights[:, None] * residuals)
 
 

@@ -454,7 +454,9 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         plan = self.plan_
         n_jobs = 1 if self.n_jobs is None else self.n_jobs
         if n_jobs == 1:
-            chunk = plan.rows_per_game if plan.tol is None else 1  # the bar moves per game
+            # rows share games of up to rows_per_game; the bar moves about ten times
+            chunk = 1 if plan.tol is not None else max(1, min(plan.rows_per_game,
+                                                              n_rows // 10))
         else:
             from joblib import effective_n_jobs
 

@@ -222,3 +222,27 @@ def test_stratified_spends_the_whole_budget_with_one_exploration_sample():
     with pytest.warns(BudgetWarning, match="one exploration sample"):
         result = stratified_shapley(game, 130, random_state=0)
     assert result.n_evaluations == game.n_evaluations == 130
+
+
+def test_svarm_is_unbiased_and_its_error_bars_cover():
+    """Stratified SVARM (Kolpaczki et al. 2024): the mean over seeds is the Shapley value
+    within its standard error, and t intervals on its Satterthwaite draws cover."""
+    from scipy.stats import t as student_t
+
+    from skshapley.approximators._svarm import minimum_svarm_budget
+
+    assert minimum_svarm_budget(6) == 2 + 12 + 3 + 2 + 2  # rounds of sizes 2, 3, 4
+    runs, inside = [], []
+    for seed in range(200):
+        game = _game()
+        result = shapley_values(game, method="svarm", budget=50, random_state=seed)
+        assert result.method == "svarm" and game.n_evaluations == result.n_evaluations <= 50
+        runs.append(result.values)
+        q = student_t.ppf(0.975, result.n_draws - 1)
+        inside.append(np.abs(result.values - EXACT) <= q * result.std_errors)
+    runs = np.array(runs)
+    standard_error = runs.std(axis=0) / np.sqrt(len(runs))
+    assert np.all(np.abs(runs.mean(axis=0) - EXACT) <= 4 * standard_error + 1e-12)
+    assert 0.9 <= np.mean(inside) <= 0.995
+    with pytest.raises(ValueError, match=r"budget=20 is too small for method='svarm'"):
+        shapley_values(_game(), method="svarm", budget=20)
