@@ -143,8 +143,9 @@ def choose_method(method: str, n_players: int, budget: int, tol=None, *,
     n_players : int
     budget : int
     tol : float, optional
-    evaluation_seconds : float, optional
-        Seconds of one coalition evaluation of the whole game (all its outputs).
+    evaluation_seconds : float or callable, optional
+        Seconds of one coalition evaluation of the whole game (all its outputs), or a
+        function measuring them, called only when the choice depends on them.
     n_outputs : int, default=1
     working_memory : float, optional
         MiB; default ``get_config()["working_memory"]``.
@@ -167,6 +168,8 @@ def choose_method(method: str, n_players: int, budget: int, tol=None, *,
                                    f"{minimum_design_budget(d)}")
     working_memory = get_working_memory(working_memory)
     allowed = None
+    if callable(evaluation_seconds):  # measured only when the choice depends on it
+        evaluation_seconds = evaluation_seconds()
     if evaluation_seconds is not None:
         allowed = max(FREE_SOLVER_SECONDS, SOLVER_TIME_SHARE * budget * evaluation_seconds)
     for terms in SURROGATE_CV_TERMS:

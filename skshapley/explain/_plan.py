@@ -130,7 +130,8 @@ def time_evaluation(predict, background, first_seconds):
     n = background.shape[0]
     if first_seconds >= 0.1:
         return first_seconds
-    repeats = max(1, TIMED_ROWS // n)
+    # within a quarter of working_memory
+    repeats = max(1, min(TIMED_ROWS // n, chunk_rows(4 * background.nbytes)))
     batch = np.tile(background, (repeats, 1))
     best = np.inf
     for _ in range(2):
@@ -186,9 +187,9 @@ def make_plan(method, sampler, max_evals, tol, *, n_features, n_outputs, n_backg
     record_rows = ROWS_PER_GAME
     context = {"n_outputs": record_rows * n_outputs, "working_memory": working_memory}
     if method == "auto" and evaluation_seconds is not None:
-        if callable(evaluation_seconds):
-            evaluation_seconds = evaluation_seconds()
-        context["evaluation_seconds"] = evaluation_seconds * record_rows
+        per_row = evaluation_seconds
+        context["evaluation_seconds"] = (
+            (lambda: per_row() * record_rows) if callable(per_row) else per_row * record_rows)
     choice = choose_method(method, d, budget, tol, **context)
     record = METHOD_RECORDS[choice.method]
     if tol is not None and not (record.takes_tol or record.exact):
