@@ -16,6 +16,7 @@ from skshapley._config import config_context, get_config
 from skshapley.approximators import check_method, check_sampler
 from skshapley.explain._columns import ColumnCodec, check_missing_values_taken, model_rows
 from skshapley.explain._explanation import Explanation
+from skshapley.explain._function import as_model
 from skshapley.explain._linear import explain_linear, plan_linear
 from skshapley.explain._plan import make_plan, time_evaluation
 from skshapley.explain._tree import explain_with_trees, mismatch, plan_tree
@@ -63,8 +64,10 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    estimator : estimator object
-        The model to explain (a Pipeline explains in its original feature space).
+    estimator : estimator object or callable
+        The model to explain (a Pipeline explains in its original feature space), or a
+        plain function ``f(X) -> (n,) or (n, k)`` of NumPy rows (nothing to fit:
+        ``prefit`` is implied, and ``response_method`` must be "auto" or "predict").
     prefit : bool, default=False
         If True, ``estimator`` is already fitted and ``fit`` only sets up the background;
         otherwise a clone is fitted on ``fit``'s (X, y).
@@ -195,7 +198,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
 
     _parameter_constraints = {
         "estimator": [HasMethods(["fit"]), HasMethods(["predict"]),
-                      HasMethods(["predict_proba"])],
+                      HasMethods(["predict_proba"]), callable],
         "prefit": ["boolean"],
         "response_method": [StrOptions(set(RESPONSE_METHODS)), callable],
         "method": [str],
@@ -232,9 +235,10 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         # Shapley values are float64 whatever the input dtype.
         tags.transformer_tags.preserves_dtype = []
-        tags.input_tags.allow_nan = takes_missing_values(self.estimator)
-        if not self.prefit:
-            tags.target_tags.required = get_tags(self.estimator).target_tags.required
+        model, prefit = as_model(self.estimator)
+        tags.input_tags.allow_nan = takes_missing_values(model)
+        if not (prefit or self.prefit):
+            tags.target_tags.required = get_tags(model).target_tags.required
         return tags
 
     @fit_context(prefer_skip_nested_validation=False)
@@ -265,15 +269,28 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             return self._fit(X, y, **fit_params)
 
     def _fit(self, X, y, **fit_params):
-        finite = finite_policy(self.estimator)
+        # what the constraints cannot say: True is an Integral, 0 jobs an int
+        if isinstance(self.background, bool):
+            raise ValueError(
+                "The 'background' parameter of ShapleyExplainer must be an int >= 1 (rows "
+                f"sampled from X) or an array of rows; got {self.background!r}."
+            )
+        if self.n_jobs == 0 or isinstance(self.n_jobs, bool):
+            raise ValueError(
+                "The 'n_jobs' parameter of ShapleyExplainer must be a non-zero int (-1: "
+                f"all cores) or None; got {self.n_jobs!r}."
+            )
+        model, prefit = as_model(self.estimator)
+        prefit = self.prefit if prefit is None else prefit
+        finite = finite_policy(model)
         codec, X_checked = self._checked_rows(X, finite, reset=True)
         n_features = X_checked.shape[1]
         if self.method not in ("tree", "linear"):  # read off the model, not games
             check_method(self.method)
         check_sampler(self.sampler, n_features)
-        if self.prefit:
-            check_is_fitted(self.estimator)
-            estimator = self.estimator
+        if prefit:
+            check_is_fitted(model)
+            estimator = model
             fitted_names = getattr(estimator, "feature_names_in_", None)
             names = getattr(self, "feature_names_in_", None)
             if (fitted_names is not None and names is not None
@@ -286,13 +303,13 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                     f"order, X[{list(fitted_names)}]."
                 )
         else:
-            if y is None and get_tags(self.estimator).target_tags.required:
+            if y is None and get_tags(model).target_tags.required:
                 raise ValueError(
-                    f"{type(self.estimator).__name__} requires y to be passed, but the "
+                    f"{type(model).__name__} requires y to be passed, but the "
                     "target y is None; pass y to fit, or fit the estimator yourself and "
                     "use prefit=True."
                 )
-            estimator = clone(self.estimator).fit(X, y, **fit_params)
+            estimator = clone(model).fit(X, y, **fit_params)
 
         rng = check_random_state(self.random_state)
         background, codec = self._select_background(X_checked, rng, finite, codec)

@@ -171,3 +171,30 @@ def test_error_bars_cover_at_their_rate_at_many_features(d):
             inside.append(error <= explanation.error_bars()[row])
     coverage = np.mean(inside)
     assert 0.93 <= coverage <= 0.975, (explainer.method_, coverage)
+
+
+def test_a_plain_function_is_explained_like_a_prefit_model():
+    # shap's explainers take f(X); so does ours, with nothing to fit
+    X = np.random.default_rng(0).normal(size=(50, 12))
+    explainer = ShapleyExplainer(_nonlinear, background=10, random_state=0).fit(X)
+    explanation = explainer.explain(X[:3])
+    np.testing.assert_allclose(explanation.values.sum(axis=1) + explanation.base_values,
+                               _nonlinear(X[:3]), rtol=1e-10)
+    two = ShapleyExplainer(lambda rows: np.c_[rows[:, 0], rows[:, 1] * rows[:, 2]],
+                           background=10).fit(X).explain(X[:2])
+    assert two.values.shape == (2, 12, 2)
+    small = X[:, :4]
+    explainer = ShapleyExplainer(_nonlinear, background=10).fit(small)
+    game = MarginalGame(_nonlinear, small[0], explainer.background_)
+    np.testing.assert_allclose(explainer.explain(small[:1]).values[0],
+                               exact_shapley(game).values, atol=1e-12)
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"background": True}, r"'background' parameter of ShapleyExplainer must be an int"),
+    ({"n_jobs": 0}, r"'n_jobs' parameter of ShapleyExplainer must be a non-zero int"),
+])
+def test_parameters_no_constraint_catches_are_named(kwargs, match):
+    X = np.random.default_rng(0).normal(size=(20, 4))
+    with pytest.raises(ValueError, match=match):
+        ShapleyExplainer(_nonlinear, **kwargs).fit(X)
