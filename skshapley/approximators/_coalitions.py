@@ -30,8 +30,10 @@ from skshapley.permutations import SAMPLERS, PermutationSampler
 ALLOCATIONS = ("kernel", "leverage")
 # Below this many coalitions a size is drawn from its full list; above, by rejection.
 _LISTED_MAX = 200_000
-# A size is listed (rather than drawn by rejection) when at least 1 / _DENSE_SHARE of its
-# pairs are wanted; below that, rejection redraws few duplicates.
+# A size is listed (rather than drawn by rejection) when it has at most _LISTED_CHEAP
+# pairs (~10 ms) or at least 1 / _DENSE_SHARE of its pairs are wanted; otherwise
+# rejection redraws few duplicates.
+_LISTED_CHEAP = 20_000
 _DENSE_SHARE = 4
 
 
@@ -172,8 +174,9 @@ def _sample_size_pair(d, s, n_pairs, source, rng):
     middle = 2 * s == d
     population = comb(d, s) // (2 if middle else 1)
     # Listing a size costs its whole population (C(20, 10) / 2 = 92,378 rows, ~0.3 s);
-    # drawing with rejection costs what is drawn: list only when most of it is wanted.
-    dense = n_pairs * _DENSE_SHARE >= population
+    # drawing with rejection costs what is drawn: beyond _LISTED_CHEAP, list only when
+    # much of it is wanted.
+    dense = population <= _LISTED_CHEAP or n_pairs * _DENSE_SHARE >= population
     if population <= _LISTED_MAX and (n_pairs == population
                                       or (dense and not isinstance(source, _PrefixSource))):
         masks = _all_of_size(d, s)
