@@ -13,6 +13,9 @@ import argparse
 
 DEFAULT_METHODS = "permutation:antithetic,permutation:orthogonal,kernel,surrogate"
 DEFAULT_PLAYERS = 12
+# The diabetes game explains distinct rows of the 442 in scikit-learn's data set; the
+# unanimity game draws its games, and a thousand of them already take minutes.
+MAX_ROWS = {"diabetes": 442, "unanimity": 1000}
 
 
 def add_parser(commands, helpers):
@@ -40,17 +43,31 @@ def add_parser(commands, helpers):
                             f"ordering sampler (default {DEFAULT_METHODS})")
     bench.add_argument("--budgets", type=_budgets, default="60,150,400", metavar="B,B,...",
                        help="coalition evaluations per row (default 60,150,400)")
-    bench.add_argument("--rows", type=helpers.positive_int, default=3,
+    bench.add_argument("--rows", type=_rows, default=3,
                        help="explained rows (games) per cell; errors are averaged "
-                            "(default 3)")
-    bench.add_argument("--csv", metavar="PATH", help="write the table as CSV here")
+                            f"(default 3; at most {MAX_ROWS['diabetes']} for diabetes, "
+                            f"{MAX_ROWS['unanimity']} for unanimity)")
+    bench.add_argument("--csv", metavar="PATH", help="write the table as CSV here (an "
+                                                     "existing file is overwritten)")
     bench.add_argument("--plot", default="skshapley_bench.png", metavar="PNG",
-                       help="relative error against budget (default skshapley_bench.png)")
+                       help="relative error against budget (default skshapley_bench.png; "
+                            "an existing file is overwritten)")
     bench.add_argument("--random-state", type=helpers.seed, default=0,
                        help="seed of the model, the games and the sampling (default 0)")
     bench.add_argument("--progress", action="store_true", help="show a progress bar")
     helpers.add_debug_argument(bench)
     return bench
+
+
+def _rows(text):
+    largest = max(MAX_ROWS.values())
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or not 1 <= value <= largest:
+        raise argparse.ArgumentTypeError(f"expected an integer in [1, {largest}], got {text!r}")
+    return value
 
 
 def _budgets(text):
@@ -134,6 +151,7 @@ def run(args, out, usage_error) -> None:
     import numpy as np
     from tqdm.auto import tqdm
 
+    from skshapley._cli_quantile import check_distinct, written_atomically
     from skshapley.approximators import shapley_values
 
     methods = _parse_methods(args.methods, usage_error)
@@ -141,6 +159,10 @@ def run(args, out, usage_error) -> None:
                                    ("--plot", args.plot, (".png", ".pdf", ".svg"))):
         if path is not None:
             _check_writable(option, path, usage_error, suffixes)
+    check_distinct([("--csv", args.csv), ("--plot", args.plot)], [], usage_error)
+    if args.rows > MAX_ROWS[args.game]:
+        raise usage_error(f"--rows {args.rows}: the {args.game} game takes at most "
+                          f"{MAX_ROWS[args.game]} rows")
     if args.game != "unanimity" and args.players is not None:
         raise usage_error(f"--players {args.players} applies only to --game unanimity; the "
                           f"{args.game} game has one player per feature (10)")
@@ -177,16 +199,16 @@ def run(args, out, usage_error) -> None:
     if args.csv is not None:
         import pandas as pd
 
-        pd.DataFrame(records, columns=["method", "budget", "seconds_per_row",
-                                       "relative_error", "note"]).to_csv(args.csv,
-                                                                         index=False)
+        table = pd.DataFrame(records, columns=["method", "budget", "seconds_per_row",
+                                               "relative_error", "note"])
+        with written_atomically(args.csv, "--csv", usage_error) as temporary:
+            table.to_csv(temporary, index=False)
         print(f"table written to {args.csv}", file=out)
     if args.plot is not None:
         figure = _plot(records, title)
         try:
-            figure.savefig(args.plot, dpi=120, bbox_inches="tight")
-        except OSError as err:
-            raise usage_error(f"cannot write {args.plot!r}: {err.strerror or err}") from None
+            with written_atomically(args.plot, "--plot", usage_error) as temporary:
+                figure.savefig(temporary, dpi=120, bbox_inches="tight")
         finally:
             plt.close(figure)
         print(f"plot written to {args.plot}", file=out)

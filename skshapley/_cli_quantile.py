@@ -9,6 +9,11 @@ the sketch with the data's empirical CDF in the table and the PNG.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import stat
+import tempfile
+from pathlib import Path
 
 SAMPLE_ROWS = 100_000
 DEMO_ROWS = 200_000
@@ -41,9 +46,10 @@ def add_parser(commands, helpers):
                           metavar="L", help="moments kept per column, 1-20 (default 10)")
     quantile.add_argument("--transformed", metavar="CSV",
                           help="write the transformed columns here (other columns are "
-                               "copied unchanged)")
+                               "copied unchanged; an existing file is overwritten)")
     quantile.add_argument("--quantiles", metavar="CSV",
-                          help="write the estimated quantiles of every column here")
+                          help="write the estimated quantiles of every column here (an "
+                               "existing file is overwritten)")
     quantile.add_argument("--probabilities", type=_probabilities,
                           default="0.01,0.05,0.1,0.25,0.5,0.75,0.9,0.95,0.99",
                           metavar="P,P,...",
@@ -51,7 +57,8 @@ def add_parser(commands, helpers):
                                "(default 0.01,0.05,...,0.95,0.99)")
     quantile.add_argument("--plot", default="skshapley_quantile.png", metavar="PNG",
                           help="sketch vs empirical CDF of --feature "
-                               "(default skshapley_quantile.png)")
+                               "(default skshapley_quantile.png; an existing file is "
+                               "overwritten)")
     quantile.add_argument("--feature", metavar="COL",
                           help="column drawn in --plot (default: the first)")
     quantile.add_argument("--chunksize", type=helpers.positive_int, default=100_000,
@@ -107,7 +114,25 @@ def _chunks(args, usage_error):
             pd.errors.EmptyDataError) as err:
         reason = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise usage_error(f"cannot read {args.data!r} as CSV: {reason}") from None
+    check_header(args.data, usage_error)
     return _checked_reader(reader, args.data, usage_error), args.data
+
+
+def check_header(path, usage_error):
+    """Refuse a CSV header that names a column twice. pandas renames the second ``y`` to
+    ``y.1``, so the header is read here: otherwise a copy of the target would become a
+    feature."""
+    import csv
+
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            header = next(csv.reader(handle), [])
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return  # pandas has read it; its message would be the one to give
+    duplicates = sorted({name for name in header if header.count(name) > 1})
+    if duplicates:
+        raise usage_error(f"duplicate column names in {path!r}: {duplicates}; give every "
+                          "column its own name")
 
 
 def _checked_reader(reader, path, usage_error):
@@ -172,9 +197,75 @@ class _Sample:
         self.rows, self.keys = rows, keys
 
 
-def _check_writable(option, path, usage_error, suffixes):
-    from pathlib import Path
+def _is_special(path):
+    """Whether ``path`` exists and is no regular file (a device or a pipe: /dev/null)."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
+
+def same_file(path, other):
+    """Whether two paths name one regular file: the same file when both exist
+    (``os.path.samefile``: hard links, symbolic links), else the same resolved path."""
+    if _is_special(path) or _is_special(other):
+        return False  # /dev/null twice is two writes that overwrite nothing
+    try:
+        return os.path.samefile(path, other)
+    except OSError:
+        return Path(path).resolve() == Path(other).resolve()
+
+
+def check_distinct(outputs, inputs, usage_error):
+    """Refuse an output that is an input or another output: ``--transformed a.csv`` of
+    ``--data a.csv`` would truncate the file being read. Both are (option, path) pairs;
+    a path may be None (not given)."""
+    seen = [(option, path) for option, path in inputs if path is not None]
+    for option, path in outputs:
+        if path is None:
+            continue
+        for other_option, other in seen:
+            if same_file(path, other):
+                raise usage_error(f"{option} {path!r} is the same file as {other_option} "
+                                  f"{other!r}; write it elsewhere")
+        seen.append((option, path))
+
+
+@contextlib.contextmanager
+def written_atomically(path, option, usage_error):
+    """Yield a temporary path beside ``path``, renamed onto it (``os.replace``) once the
+    block ends, so Ctrl-C or a full disk leaves no partial file and the old one stays;
+    an ``OSError`` becomes a one-line ``usage_error`` naming ``option``. A device or a
+    pipe (/dev/null, /dev/stdout) is written in place: a rename would replace it."""
+    if _is_special(path):
+        try:
+            yield path
+        except OSError as err:
+            raise usage_error(f"cannot write {option} {path!r}: {err.strerror or err}") from None
+        return
+    target = Path(os.path.realpath(path))  # through a symbolic link, as open() writes
+    temporary = None
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix,
+                                             dir=target.parent)
+        os.close(handle)
+        # mkstemp's file is private (0600); give the output the mode open() would
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, stat.S_IMODE(os.stat(target).st_mode) if target.exists()
+                 else 0o666 & ~umask)
+        yield temporary
+        os.replace(temporary, target)
+        temporary = None
+    except OSError as err:
+        raise usage_error(f"cannot write {option} {path!r}: {err.strerror or err}") from None
+    finally:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+
+
+def _check_writable(option, path, usage_error, suffixes):
     target = Path(path)
     if target.is_dir():
         raise usage_error(f"{option} {path!r} is a directory; give a file name")
@@ -203,6 +294,8 @@ def run(args, out, usage_error) -> None:
                                    ("--plot", args.plot, (".png", ".pdf", ".svg"))):
         if path is not None:
             _check_writable(option, path, usage_error, suffixes)
+    check_distinct([("--transformed", args.transformed), ("--quantiles", args.quantiles),
+                    ("--plot", args.plot)], [("--data", args.data)], usage_error)
     chunks, source = _chunks(args, usage_error)
     first = next(chunks, None)
     if first is None or len(first) == 0:
@@ -230,6 +323,11 @@ def run(args, out, usage_error) -> None:
         empty = [c for c, n in zip(columns, transformer.n_samples_seen_, strict=True)
                  if n == 0]
         raise usage_error(f"columns {empty} of {source!r} have no finite values")
+    if args.n_bins is not None and args.n_bins > n_rows:
+        # The bin edges take n_bins + 1 numbers per column: --n-bins 1000000000 asked
+        # for 7.45 GiB. More bins than rows leaves bins empty anyway.
+        raise usage_error(f"--n-bins {args.n_bins} is more than the {n_rows} rows of "
+                          f"{source!r}; use at most {n_rows} bins")
     probabilities = args.probabilities
     estimated = transformer.quantiles(probabilities)
     gaps = _cdf_gaps(transformer, sample.rows)
@@ -240,7 +338,8 @@ def run(args, out, usage_error) -> None:
 
         frame = pd.DataFrame(estimated, columns=columns)
         frame.insert(0, "probability", probabilities)
-        frame.to_csv(args.quantiles, index=False)
+        with written_atomically(args.quantiles, "--quantiles", usage_error) as temporary:
+            frame.to_csv(temporary, index=False)
         print(f"quantiles written to {args.quantiles}", file=out)
     if args.transformed is not None:
         _write_transformed(args, transformer, columns, source, usage_error, n_rows)
@@ -253,9 +352,8 @@ def run(args, out, usage_error) -> None:
             ax.legend(loc="lower right", fontsize="small", title=f"data: a sample of "
                       f"{sample.rows.shape[0]} of {n_rows} rows", title_fontsize="small")
         try:
-            ax.figure.savefig(args.plot, dpi=120, bbox_inches="tight")
-        except OSError as err:
-            raise usage_error(f"cannot write {args.plot!r}: {err.strerror or err}") from None
+            with written_atomically(args.plot, "--plot", usage_error) as temporary:
+                ax.figure.savefig(temporary, dpi=120, bbox_inches="tight")
         finally:
             plt.close(ax.figure)
         print(f"sketch vs empirical CDF of {columns[feature]!r} written to {args.plot}",
@@ -308,7 +406,8 @@ def _write_transformed(args, transformer, columns, source, usage_error, n_rows):
 
     chunks, _ = _chunks(args, usage_error)
     header = True
-    with open(args.transformed, "w", newline="") as handle, \
+    with written_atomically(args.transformed, "--transformed", usage_error) as temporary, \
+            open(temporary, "w", newline="") as handle, \
             tqdm(total=n_rows, desc="transforming", unit="rows", disable=not args.progress,
                  leave=False) as bar:
         for chunk in chunks:

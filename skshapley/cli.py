@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import os
 import sys
 import traceback
@@ -86,6 +87,11 @@ _n_jobs = _argument_type(int, lambda value: value != 0,
                          "a non-zero integer (N jobs; -1: all cores)", "n_jobs")
 
 
+# --model runs the code of the module it names, as any import does.
+_MODEL_IMPORT = ("MODULE is imported (its code runs) from the installed packages and "
+                 "PYTHONPATH, not from the current directory, also under python -m")
+
+
 def _max_evals(text):
     return "auto" if text == "auto" else _positive_int(text)
 
@@ -119,9 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_data_arguments(explain)
     explain.add_argument("--model", metavar="MODULE:CLASS",
-                         help="estimator class, built with no arguments (default "
-                              "sklearn.ensemble:HistGradientBoostingRegressor, or "
-                              "...Classifier for a text target)")
+                         help="scikit-learn estimator class, built with no arguments "
+                              "(default sklearn.ensemble:HistGradientBoostingRegressor, "
+                              "or ...Classifier for a text target). " + _MODEL_IMPORT)
     explain.add_argument("--rows", type=_positive_int, default=20,
                          help="explain the first N rows (default 20)")
     explain.add_argument("--method", default="auto",
@@ -135,7 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--background", type=_positive_int, default=100,
                          help="background rows sampled from the data (default 100)")
     explain.add_argument("--output", default="skshapley_summary.png", metavar="PATH",
-                         help="summary plot (default skshapley_summary.png)")
+                         help="summary plot (default skshapley_summary.png; PATH.png "
+                              "for a PATH without suffix; an existing file is "
+                              "overwritten)")
     explain.add_argument("--random-state", type=_seed, default=0,
                          help="seed of the background sample, the sampling and the "
                               "model when it has a random_state (default 0)")
@@ -192,7 +200,8 @@ def _add_attribute_parser(commands):
                            help="stop once the estimated 95 %% error is below TOL "
                                 "(default 0.01)")
     attribute.add_argument("--output", default="skshapley_attribution.png", metavar="PATH",
-                           help="bar chart (default skshapley_attribution.png)")
+                           help="bar chart (default skshapley_attribution.png; an "
+                                "existing file is overwritten)")
     attribute.add_argument("--random-state", type=_seed, default=0,
                            help="seed of the train/test split and the sampling (default 0)")
     add_debug_argument(attribute)
@@ -204,6 +213,9 @@ def _k_value(text):
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected a positive integer or a fraction in (0, 1), got {text!r}") from None
+    if not math.isfinite(value):  # int(inf) raises OverflowError
+        raise argparse.ArgumentTypeError(
+            f"expected a positive integer or a fraction in (0, 1), got {text!r}")
     if value >= 1 and value == int(value):
         return int(value)
     if 0 < value < 1:
@@ -226,9 +238,10 @@ def _add_select_parser(commands):
     select.add_argument("--k", type=_k_value, default=5,
                         help="features to keep, or a fraction in (0, 1) (default 5)")
     select.add_argument("--model", metavar="MODULE:CLASS",
-                        help="estimator class, built with no arguments (default a random "
-                             "forest of 20 trees: sklearn.ensemble:RandomForestRegressor, or "
-                             "...Classifier for a target with few distinct labels)")
+                        help="scikit-learn estimator class, built with no arguments "
+                             "(default a random forest of 20 trees: "
+                             "sklearn.ensemble:RandomForestRegressor, or ...Classifier for "
+                             "a target with few distinct labels). " + _MODEL_IMPORT)
     select.add_argument("--importance", default="refit",
                         help="refit (default), performance or mean_abs_shap")
     select.add_argument("--method", default="cmcs_at_k",
@@ -243,12 +256,15 @@ def _add_select_parser(commands):
     select.add_argument("--scoring", default=None,
                         help="scikit-learn scorer name (default: the model's score)")
     select.add_argument("--output", default="skshapley_topk.png", metavar="PATH",
-                        help="plot of the estimates (default skshapley_topk.png)")
+                        help="plot of the estimates (default skshapley_topk.png; an "
+                             "existing file is overwritten)")
     select.add_argument("--random-state", type=_seed, default=0,
                         help="seed of the split, the model and the sampling (default 0)")
     select.add_argument("--n-jobs", type=_n_jobs, default=None,
                         help="parallel model fits (default 1; -1: all cores)")
-    select.add_argument("--progress", action="store_true", help="show a progress bar")
+    select.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="show a progress bar over evaluations (default: when stderr "
+                             "is a terminal)")
     add_debug_argument(select)
 
 
@@ -275,10 +291,15 @@ def _load_data(path, target, text=False, allow_nan=False):
         raise UsageError(f"cannot read {path!r} as CSV: {reason}") from None
     if frame.shape[0] == 0:
         raise UsageError(f"{path!r} has no data rows")
+    _cli_quantile.check_header(path, UsageError)
+    if frame.shape[0] < 2:
+        raise UsageError(f"{path!r} has 1 data row; fitting a model and checking it needs "
+                         "at least 2")
     if target not in frame.columns:
         raise UsageError(
             f"target column {target!r} is not in {path!r}; its columns are {list(frame.columns)}"
         )
+    _check_typos(frame, path)
     y = frame.pop(target)
     if frame.shape[1] == 0:
         raise UsageError(f"{path!r} has no feature columns besides the target {target!r}")
@@ -292,6 +313,12 @@ def _load_data(path, target, text=False, allow_nan=False):
                if (frame[c] if c != target else y).isna().any()]
     if missing:
         raise UsageError(f"missing values (NaN) in columns {missing} of {path!r}")
+    if y.nunique() < 2:
+        # Nothing to explain: every feature's value is 0, and a selector "certifies" any
+        # choice; a classifier cannot be fitted on one class.
+        raise UsageError(f"target column {target!r} of {path!r} has one value "
+                         f"({y.tolist()[0]!r}) in all {len(y)} rows; a model needs a target "
+                         "that varies (a classifier: at least two classes)")
     infinite = [c for c in frame.columns if c not in text_columns
                 and np.isinf(frame[c].to_numpy(dtype=float)).any()]
     if infinite:
@@ -300,6 +327,29 @@ def _load_data(path, target, text=False, allow_nan=False):
     if text:
         return frame.set_axis(names, axis=1), y.to_numpy(), names
     return frame.to_numpy(dtype=float), y.to_numpy(), names
+
+
+def _check_typos(frame, path):
+    """Refuse a column of numbers with a few text cells: pandas reads it as text, which
+    explain and select would encode as categories. A few: at most 3 cells or 10 % of
+    the non-missing ones, and fewer than the numbers."""
+    import pandas as pd
+    from pandas.api.types import is_numeric_dtype
+
+    for column in frame.columns:
+        if is_numeric_dtype(frame[column]):
+            continue
+        cells = frame[column].dropna()
+        is_text = pd.to_numeric(cells, errors="coerce").isna()
+        n_text = int(is_text.sum())
+        if 0 < n_text <= max(3, 0.1 * len(cells)) and n_text < len(cells) - n_text:
+            row = cells.index[is_text.to_numpy()][0]
+            position = frame.index.get_loc(row)
+            raise UsageError(
+                f"column {column!r} of {path!r} holds numbers except for {n_text} "
+                f"cell{'s' if n_text > 1 else ''}, the first {cells[row]!r} in data row "
+                f"{position + 1} (line {position + 2}); correct {'them' if n_text > 1 else 'it'}, "
+                "or leave the cell empty for a missing value")
 
 
 def _load_model(spec, classes=False):
@@ -319,8 +369,17 @@ def _load_model(spec, classes=False):
     except ImportError as err:
         raise UsageError(f"--model: cannot import module {module_name!r} ({err})") from None
     cls = getattr(module, class_name, None)
-    if cls is None or not callable(cls):
-        raise UsageError(f"--model: module {module_name!r} has no class {class_name!r}")
+    if not isinstance(cls, type):
+        # Only a class is called: `os:getcwd` or `builtins:exit` ran before.
+        kind = "" if cls is None else f" ({class_name} is a {type(cls).__name__})"
+        raise UsageError(f"--model: module {module_name!r} has no class {class_name!r}{kind}")
+    from sklearn.base import BaseEstimator
+
+    if not (issubclass(cls, BaseEstimator)
+            or (hasattr(cls, "fit") and hasattr(cls, "get_params"))):
+        raise UsageError(f"--model: {spec} is not an estimator: give a scikit-learn "
+                         "estimator class (a subclass of sklearn.base.BaseEstimator, or a "
+                         "class with fit and get_params)")
     try:
         model = cls()
     except TypeError as err:
@@ -430,8 +489,10 @@ def _seeded(model, seed):
     return model
 
 
-def _check_output_path(path):
-    """Fail before the work if the summary plot cannot be written where asked."""
+def _check_output_path(path, data=None):
+    """Fail before the work if the plot cannot be written where asked, or would overwrite
+    the ``--data`` file. Returns the name written: matplotlib writes ``PATH.png`` for a
+    PATH without suffix (a device such as /dev/null is written as it is)."""
     from matplotlib.backend_bases import FigureCanvasBase
 
     target = Path(path)
@@ -445,6 +506,10 @@ def _check_output_path(path):
     if suffix and suffix not in formats:
         raise UsageError(f"--output {path!r}: matplotlib cannot write .{suffix} files; "
                          f"use one of {sorted(formats)} (e.g. .png)")
+    if not suffix and not _cli_quantile._is_special(path):
+        path = f"{path}.png"
+    _cli_quantile.check_distinct([("--output", path)], [("--data", data)], UsageError)
+    return path
 
 
 def _explain(args, out) -> ExitCode:
@@ -473,10 +538,11 @@ def _explain(args, out) -> ExitCode:
                          "sklearn.ensemble:HistGradientBoostingRegressor)")
     _check_numeric_target(model, y, args.target)
     model, X = _with_text_encoded(_seeded(model, args.random_state), X)
-    _check_output_path(args.output)
+    args.output = _check_output_path(args.output, args.data)
     explainer = ShapleyExplainer(
         model, method=args.method, max_evals=args.max_evals, tol=args.tol,
-        background=args.background, n_jobs=args.n_jobs, random_state=args.random_state,
+        background=args.background, n_jobs=_n_workers(args.n_jobs, min(args.rows, len(X))),
+        random_state=args.random_state,
         # a bar on a terminal by default: explaining many columns takes a while
         progress=args.progress if args.progress is not None else sys.stderr.isatty(),
     )
@@ -511,14 +577,26 @@ def _data_or_diabetes(args, text=False, allow_nan=False):
     return data.data, data.target, list(data.feature_names), "diabetes (scikit-learn)"
 
 
+def _n_workers(n_jobs, n_tasks=None):
+    """``n_jobs`` capped at the cores and the tasks: ``--n-jobs 1000`` on 4 rows started
+    about 170 processes. joblib's negative values count back from the cores (-1: all)."""
+    if n_jobs is None:
+        return None
+    cores = os.cpu_count() or 1
+    wanted = n_jobs if n_jobs > 0 else max(1, cores + 1 + n_jobs)
+    return max(1, min(wanted, cores, n_tasks if n_tasks is not None else wanted))
+
+
 def _save_figure(figure, path, *, tight=True):
-    """Write ``figure`` to ``path`` and close it; an unwritable path is a usage error."""
+    """Write ``figure`` to ``path`` (a name from :func:`_check_output_path`) through a
+    temporary file, and close it; an unwritable path is a usage error."""
     import matplotlib.pyplot as plt
 
+    suffix = Path(path).suffix.lower().lstrip(".") or "png"
     try:
-        figure.savefig(path, dpi=120, **({"bbox_inches": "tight"} if tight else {}))
-    except OSError as err:
-        raise UsageError(f"cannot write {path!r}: {err.strerror or err}") from None
+        with _cli_quantile.written_atomically(path, "--output", UsageError) as temporary:
+            figure.savefig(temporary, dpi=120, format=suffix,
+                           **({"bbox_inches": "tight"} if tight else {}))
     finally:
         plt.close(figure)
 
@@ -536,7 +614,7 @@ def _attribute(args, out) -> ExitCode:
     X, y, names, source = _data_or_diabetes(args)
     if len(X) < 4:
         raise UsageError(f"{source!r} has {len(X)} rows; the train/test split needs at least 4")
-    _check_output_path(args.output)
+    args.output = _check_output_path(args.output, args.data)
     X_train, X_test, y_train, y_test = train_test_split(
         X, _as_float_target(y), test_size=args.test_size,
         random_state=args.random_state)
@@ -607,6 +685,11 @@ def _check_budget(args, n_features):
             f"{60 * (n_features + 1)}")
 
 
+# TopKShapleySelector's fewest rows: its default 25 % validation split must leave two
+# rows on each side (the selector's own check says so in library terms).
+_SELECT_MIN_ROWS = 8
+
+
 def _select(args, out) -> ExitCode:
     import matplotlib
 
@@ -616,16 +699,22 @@ def _select(args, out) -> ExitCode:
     from skshapley.plotting import topk
 
     X, y, names, source = _data_or_diabetes(args, text=True)
+    if len(X) < _SELECT_MIN_ROWS:
+        raise UsageError(f"{source!r} has {len(X)} rows; select scores each subset on "
+                         f"held-out rows and needs at least {_SELECT_MIN_ROWS} (2 to "
+                         "validate on and 2 to train on, after the 25 % split)")
     if isinstance(args.k, int) and args.k > X.shape[1]:
         raise UsageError(f"--k {args.k} is more than the {X.shape[1]} features of {source!r}")
     model, X = _with_text_encoded(_seeded(_select_model(args.model, y), args.random_state), X)
     _check_budget(args, X.shape[1])
-    _check_output_path(args.output)
+    args.output = _check_output_path(args.output, args.data)
     selector = TopKShapleySelector(
         model, k=args.k, importance=args.importance, method=args.method,
         max_evals=args.max_evals, delta=args.delta, epsilon=args.epsilon,
-        scoring=args.scoring, n_jobs=args.n_jobs, random_state=args.random_state,
-        progress=args.progress,
+        scoring=args.scoring, n_jobs=_n_workers(args.n_jobs),
+        random_state=args.random_state,
+        # a bar on a terminal by default: hundreds of model fits take minutes
+        progress=args.progress if args.progress is not None else sys.stderr.isatty(),
     )
     selector.fit(X, y)
     ax = topk(selector, feature_names=names)
@@ -729,12 +818,24 @@ def _report(err, debug):
     print(f"skshapley: error: {message}", file=sys.stderr)
 
 
+def _drop_current_directory():
+    """Under ``python -m skshapley`` Python puts the current directory first on sys.path
+    (unless -P or PYTHONSAFEPATH), so ``--model mymod:Class`` or a stray ``sklearn.py``
+    there would be imported; the console script never looks there. Take it off, so both
+    import the same modules."""
+    if (not sys.flags.safe_path and sys.path and sys.argv
+            and Path(sys.argv[0]).name == "__main__.py"
+            and sys.path[0] in ("", os.getcwd())):
+        del sys.path[0]
+
+
 def console_main() -> int:
     """Entry point of the ``skshapley`` console script and of ``python -m skshapley``.
 
     Returns the exit code, which the caller passes to ``sys.exit`` (as pytest's
     ``console_main`` does).
     """
+    _drop_current_directory()
     try:
         code = main()
         sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit

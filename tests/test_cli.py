@@ -537,3 +537,218 @@ def test_getting_started_names_every_command():
     assert set(commands) == {"explain", "select", "attribute", "quantile", "bench"}
     sentence = " ".join(text[text.index("Every capability is also a command"):].split())
     assert all(re.search(rf"``(skshapley )?{name}``", sentence[:200]) for name in commands)
+
+
+# Issue 28: outputs, duplicate headers, typos, degenerate targets, workers, --model.
+
+def _regression_csv(tmp_path, n=20, name="d.csv"):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n)})
+    frame["y"] = 2 * frame["a"] - frame["b"]
+    path = tmp_path / name
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_an_output_that_is_the_data_file_is_refused_and_the_data_kept(tmp_path, capsys):
+    data = _regression_csv(tmp_path)
+    before = data.read_bytes()
+    link = tmp_path / "plot.png"
+    os.link(data, link)  # another name of the same file: os.path.samefile sees through it
+    for command in ("explain", "select", "attribute"):
+        code = main([command, "--data", str(data), "--target", "y",
+                     *(["--k", "1"] if command == "select" else []), "--output", str(link)])
+        assert code == ExitCode.USAGE_ERROR, command
+        line = _one_line_error(capsys.readouterr().err)
+        assert f"--output {str(link)!r} is the same file as --data" in line
+        assert data.read_bytes() == before
+
+
+def test_an_output_without_suffix_is_reported_by_the_name_written(tmp_path, capsys):
+    data = _regression_csv(tmp_path)
+    assert main(["explain", "--data", str(data), "--target", "y", *LINEAR, *FAST,
+                 "--output", str(tmp_path / "plotfile")]) == ExitCode.OK
+    out = capsys.readouterr().out
+    # matplotlib appends .png to a name without suffix; the message said "plotfile"
+    assert out.rstrip().endswith(f"summary plot written to {tmp_path / 'plotfile.png'}")
+    assert (tmp_path / "plotfile.png").read_bytes()[:8] == PNG_MAGIC
+    assert not (tmp_path / "plotfile").exists()
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_full_disk_is_an_error_not_success(tmp_path, capsys):
+    # /dev/full fails every write with ENOSPC; the plot used to go to /dev/full.png
+    stray = pathlib.Path("/dev/full.png")
+    before = stray.stat().st_mtime_ns if stray.exists() else None
+    assert main(["explain", *LINEAR, *FAST, "--output", "/dev/full"]) == ExitCode.USAGE_ERROR
+    line = _one_line_error(capsys.readouterr().err)
+    assert "cannot write --output '/dev/full'" in line
+    assert (stray.stat().st_mtime_ns if stray.exists() else None) == before
+
+
+def test_a_failed_plot_write_keeps_the_old_file_and_leaves_no_partial_one(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    path = tmp_path / "p.png"
+    path.write_bytes(b"old plot")
+    figure = plt.figure()
+
+    def half_written(name, **kwargs):
+        pathlib.Path(name).write_bytes(PNG_MAGIC)
+        raise OSError(28, "No space left on device")
+
+    figure.savefig = half_written
+    with pytest.raises(cli.UsageError, match=r"cannot write --output .*No space left"):
+        cli._save_figure(figure, str(path))
+    assert path.read_bytes() == b"old plot"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.png"]  # no temporary file
+
+
+@pytest.mark.parametrize("command", ["explain", "select", "attribute"])
+def test_duplicate_column_names_are_refused(tmp_path, capsys, command):
+    # pandas renames the second y to y.1, which became a feature: the target leaked
+    path = tmp_path / "dup.csv"
+    rows = [f"{a},{a + 1},{2 * a},{2 * a}" for a in range(20)]
+    path.write_text("a,b,y,y\n" + "\n".join(rows) + "\n")
+    code = main([command, "--data", str(path), "--target", "y",
+                 "--output", str(tmp_path / "p.png")])
+    assert code == ExitCode.USAGE_ERROR
+    assert re.search(r"duplicate column names in .*dup\.csv'?: \['y'\]",
+                     _one_line_error(capsys.readouterr().err))
+
+
+@pytest.mark.parametrize("command", ["explain", "select"])
+def test_a_typo_in_a_numeric_column_is_refused_with_its_row(tmp_path, capsys, command):
+    frame = pd.read_csv(_regression_csv(tmp_path, n=20))
+    frame["a"] = frame["a"].astype(object)
+    frame.loc[6, "a"] = "oops"  # the column became text, encoded as 20 categories
+    frame.to_csv(tmp_path / "typo.csv", index=False)
+    code = main([command, "--data", str(tmp_path / "typo.csv"), "--target", "y",
+                 "--output", str(tmp_path / "p.png")])
+    assert code == ExitCode.USAGE_ERROR
+    line = _one_line_error(capsys.readouterr().err)
+    assert "column 'a' of" in line and "except for 1 cell, the first 'oops' in data row 7 " \
+                                      "(line 8)" in line
+
+
+def test_a_text_column_with_some_numbers_stays_text(tmp_path, capsys):
+    # a genuine text column is not a typo: four labels, one of them a number
+    frame = pd.read_csv(_regression_csv(tmp_path, n=20))
+    frame["kind"] = ["x", "y", "z", "3"] * 5
+    frame.to_csv(tmp_path / "kinds.csv", index=False)
+    assert main(["explain", "--data", str(tmp_path / "kinds.csv"), "--target", "y",
+                 *LINEAR, *FAST, "--output", str(tmp_path / "p.png")]) == ExitCode.OK
+    assert "kind" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["explain", "select", "attribute"])
+def test_a_constant_target_is_refused(tmp_path, capsys, command):
+    # select used to report "the PAC rule holds" and keep two columns
+    frame = pd.read_csv(_regression_csv(tmp_path, n=20)).assign(y=5.0)
+    frame.to_csv(tmp_path / "const.csv", index=False)
+    code = main([command, "--data", str(tmp_path / "const.csv"), "--target", "y",
+                 "--output", str(tmp_path / "p.png")])
+    assert code == ExitCode.USAGE_ERROR
+    assert "target column 'y' of" in (line := _one_line_error(capsys.readouterr().err))
+    assert "has one value (5.0) in all 20 rows" in line
+
+
+def test_a_single_class_target_is_refused_for_a_classifier(tmp_path, capsys):
+    frame = pd.read_csv(_regression_csv(tmp_path, n=20)).assign(y="yes")
+    frame.to_csv(tmp_path / "one_class.csv", index=False)
+    code = main(["explain", "--data", str(tmp_path / "one_class.csv"), "--target", "y",
+                 "--output", str(tmp_path / "p.png")])
+    assert code == ExitCode.USAGE_ERROR
+    assert "has one value ('yes')" in _one_line_error(capsys.readouterr().err)
+
+
+def test_too_few_rows_are_refused(tmp_path, capsys):
+    path = tmp_path / "one.csv"
+    path.write_text("a,b,y\n1,2,3\n")
+    assert main(["explain", "--data", str(path), "--target", "y",
+                 "--output", str(tmp_path / "p.png")]) == ExitCode.USAGE_ERROR
+    assert "has 1 data row; fitting a model" in _one_line_error(capsys.readouterr().err)
+    _regression_csv(tmp_path, n=7, name="seven.csv")
+    assert main(["select", "--data", str(tmp_path / "seven.csv"), "--target", "y", "--k", "1",
+                 "--output", str(tmp_path / "p.png")]) == ExitCode.USAGE_ERROR
+    line = _one_line_error(capsys.readouterr().err)
+    assert "has 7 rows; select scores each subset on held-out rows and needs at least 8" \
+        in line
+
+
+def test_workers_are_capped_at_the_rows_and_the_cores(tmp_path, monkeypatch, capsys):
+    import skshapley
+
+    seen = []
+
+    class Recording(skshapley.ShapleyExplainer):
+        def fit(self, X, y):
+            seen.append(self.n_jobs)
+            return super().fit(X, y)
+
+    monkeypatch.setattr(skshapley, "ShapleyExplainer", Recording)
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    data = _regression_csv(tmp_path, n=20)
+    common = ["explain", "--data", str(data), "--target", "y", *LINEAR, "--background", "5",
+              "--output", str(tmp_path / "p.png")]
+    assert main([*common, "--rows", "4", "--n-jobs", "1000"]) == ExitCode.OK
+    assert main([*common, "--rows", "20", "--n-jobs", "1000"]) == ExitCode.OK
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert main([*common, "--rows", "20", "--n-jobs", "-1"]) == ExitCode.OK
+    assert main([*common, "--rows", "20"]) == ExitCode.OK
+    assert seen == [4, 20, 2, None]  # 1000 jobs on 4 rows started ~170 processes
+    assert cli._n_workers(-2, 100) == 1  # all cores but one, of 2
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("os:getcwd", "has no class 'getcwd' (getcwd is a builtin_function_or_method)"),
+    ("builtins:exit", "has no class 'exit'"),
+    ("pathlib:Path", "is not an estimator: give a scikit-learn estimator class"),
+])
+def test_model_accepts_only_estimator_classes(tmp_path, capsys, spec, message):
+    assert main(["explain", *FAST, "--model", spec,
+                 "--output", str(tmp_path / "p.png")]) == ExitCode.USAGE_ERROR
+    assert message in _one_line_error(capsys.readouterr().err)
+
+
+def test_model_callables_that_are_no_estimator_class_are_not_called(tmp_path, monkeypatch,
+                                                                     capsys):
+    (tmp_path / "side_effects.py").write_text(
+        "import pathlib\n"
+        "def make():\n"
+        f"    pathlib.Path({str(tmp_path / 'called')!r}).write_text('ran')\n"
+        "class Plain:\n"
+        "    def __init__(self):\n"
+        f"        pathlib.Path({str(tmp_path / 'built')!r}).write_text('ran')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for spec in ("side_effects:make", "side_effects:Plain"):
+        assert main(["explain", *FAST, "--model", spec,
+                     "--output", str(tmp_path / "p.png")]) == ExitCode.USAGE_ERROR
+        _one_line_error(capsys.readouterr().err)
+    assert not (tmp_path / "called").exists() and not (tmp_path / "built").exists()
+
+
+def test_python_dash_m_does_not_import_models_from_the_current_directory(tmp_path):
+    (tmp_path / "local_model.py").write_text(
+        "import pathlib\n"
+        "pathlib.Path('imported').write_text('ran')\n"
+        "from sklearn.linear_model import LinearRegression as Model\n")
+    completed = subprocess.run(
+        [sys.executable, "-m", "skshapley", "explain", *FAST, "--model", "local_model:Model",
+         "--output", str(tmp_path / "p.png")],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path, env=_subprocess_env())
+    assert completed.returncode == 2
+    assert "cannot import module 'local_model'" in _one_line_error(completed.stderr)
+    assert not (tmp_path / "imported").exists()
+
+
+@pytest.mark.parametrize("command", ["explain", "select"])
+def test_help_says_what_model_imports_and_that_outputs_are_overwritten(capsys, command):
+    assert main([command, "--help"]) == ExitCode.OK
+    text = " ".join(capsys.readouterr().out.split())
+    assert "MODULE is imported (its code runs)" in text
+    assert "not from the current directory" in text
+    assert "an existing file is overwritten" in text

@@ -71,6 +71,11 @@ def test_model_game_errors_are_small_and_shrink(tmp_path, capsys):
     (["--random-state", "-1"], "argument --random-state: expected an integer in"),
     (["--csv", "{tmp}/missing/b.csv"], "does not exist"),
     (["--plot", "{tmp}/b.txt"], r"expected a \.png"),
+    # no bound: a billion rows were accepted and ran for days (issue 28)
+    (["--rows", "1e9"], r"argument --rows: expected an integer in \[1, 1000\], got '1e9'"),
+    (["--rows", "1000000000"], r"argument --rows: expected an integer in \[1, 1000\]"),
+    # the diabetes game explains distinct rows of its 442
+    (["--rows", "443"], "--rows 443: the diabetes game takes at most 442 rows"),
 ])
 def test_bad_input_is_one_line_and_exit_code_2(tmp_path, capsys, args, message):
     args = [a.format(tmp=tmp_path) for a in args]
@@ -87,3 +92,10 @@ def test_help_explains_the_command(capsys):
     assert main(["bench", "--help"]) == ExitCode.OK
     out = capsys.readouterr().out
     assert "relative error against exact Shapley values" in " ".join(out.split())
+
+
+def test_help_bounds_rows_and_says_outputs_are_overwritten(capsys):
+    assert main(["bench", "--help"]) == ExitCode.OK
+    text = " ".join(capsys.readouterr().out.split())
+    assert "at most 442 for diabetes, 1000 for unanimity" in text
+    assert text.count("an existing file is overwritten") == 2  # --csv and --plot

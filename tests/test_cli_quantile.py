@@ -120,6 +120,8 @@ def bad_files(tmp_path, frame):
     frame.head(50).assign(score=np.inf).to_csv(paths["inf"], index=False)
     paths["all_nan"] = tmp_path / "all_nan.csv"
     frame.head(50).assign(score=np.nan).to_csv(paths["all_nan"], index=False)
+    paths["duplicate"] = tmp_path / "duplicate.csv"
+    paths["duplicate"].write_text("x,score,x\n1,2,3\n4,5,6\n")
     return {name: str(path) for name, path in paths.items()}
 
 
@@ -146,6 +148,11 @@ def bad_files(tmp_path, frame):
     (["--plot", "{missing}/sub/p.png"], "does not exist"),
     (["--plot", "{dir}/p.txt"], r"expected a \.png or \.pdf or \.svg file"),
     (["--transformed", "{dir}/out.txt"], r"expected a \.csv file"),
+    # pandas renamed the second x to x.1 (issue 28)
+    (["--data", "{duplicate}"], r"duplicate column names in .*: \['x'\]"),
+    # 1e9 bins of 50 rows: the bin edges took 7.45 GiB (issue 28)
+    (["--data", "{good}", "--columns", "score", "--n-bins", "1000000000"],
+     r"--n-bins 1000000000 is more than the 50 rows of .*; use at most 50 bins"),
 ])
 def test_bad_input_is_one_line_and_exit_code_2(tmp_path, bad_files, capsys, args, message):
     args = [a.format(**bad_files) for a in args]
@@ -172,3 +179,75 @@ def test_progress_bars_go_to_stderr_and_leave_stdout_clean(tmp_path, frame, caps
     captured = capsys.readouterr()
     assert "sketching" in captured.err and "transforming" in captured.err
     assert "sketching" not in captured.out and "rows: 5000" in captured.out
+
+
+@pytest.mark.parametrize("option", ["--transformed", "--quantiles", "--plot"])
+def test_an_output_that_is_the_input_is_refused_and_the_input_kept(tmp_path, frame, capsys,
+                                                                  option):
+    # `--transformed a.csv` of `--data a.csv` truncated the file being read, then exited 0
+    data = tmp_path / ("a.png" if option == "--plot" else "a.csv")
+    frame.drop(columns="id").head(100).to_csv(data, index=False)
+    before = data.read_bytes()
+    plot = [] if option == "--plot" else ["--plot", str(tmp_path / "p.png")]
+    assert main(["quantile", "--data", str(data), *plot, option, str(data)]) \
+        == ExitCode.USAGE_ERROR
+    captured = capsys.readouterr()
+    assert f"{option} {str(data)!r} is the same file as --data" in \
+        _one_line_error(captured.err)
+    assert captured.out == "" and data.read_bytes() == before
+
+
+def test_two_outputs_naming_one_file_are_refused(tmp_path, frame, capsys):
+    data = tmp_path / "a.csv"
+    frame.drop(columns="id").head(100).to_csv(data, index=False)
+    out = str(tmp_path / "out.csv")
+    assert main(["quantile", "--data", str(data), "--plot", str(tmp_path / "p.png"),
+                 "--transformed", out, "--quantiles", out]) == ExitCode.USAGE_ERROR
+    assert f"--quantiles {out!r} is the same file as --transformed" in \
+        _one_line_error(capsys.readouterr().err)
+
+
+def test_an_interrupted_write_leaves_the_old_file_and_no_partial_one(tmp_path, frame,
+                                                                     monkeypatch, capsys):
+    data, out_csv = tmp_path / "data.csv", tmp_path / "out.csv"
+    frame.drop(columns="id").to_csv(data, index=False)
+    out_csv.write_text("old\n")
+    calls = []
+    transform = MomentQuantileTransformer.transform
+
+    def interrupted_on_the_third_chunk(self, X):
+        calls.append(len(X))
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return transform(self, X)
+
+    monkeypatch.setattr(MomentQuantileTransformer, "transform", interrupted_on_the_third_chunk)
+    assert main(["quantile", "--data", str(data), "--chunksize", "1000", "--transformed",
+                 str(out_csv), "--plot", str(tmp_path / "p.png")]) == ExitCode.INTERRUPTED
+    assert out_csv.read_text() == "old\n"  # two chunks had been written over it
+    # no temporary file left (the plot comes after)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv", "out.csv"]
+
+
+def test_outputs_get_the_permissions_open_would_give(tmp_path, frame, capsys):
+    import os
+    import stat
+
+    data = tmp_path / "data.csv"
+    frame.drop(columns="id").head(100).to_csv(data, index=False)
+    umask = os.umask(0o022)
+    try:
+        assert main(["quantile", "--data", str(data), "--plot", str(tmp_path / "p.png"),
+                     "--quantiles", str(tmp_path / "q.csv")]) == ExitCode.OK
+    finally:
+        os.umask(umask)
+    # not mkstemp's private 0600
+    assert stat.S_IMODE((tmp_path / "q.csv").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "p.png").stat().st_mode) == 0o644
+
+
+def test_help_says_outputs_are_overwritten(capsys):
+    assert main(["quantile", "--help"]) == ExitCode.OK
+    text = " ".join(capsys.readouterr().out.split())
+    # --transformed, --quantiles and --plot
+    assert text.count("an existing file is overwritten") == 3

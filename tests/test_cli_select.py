@@ -72,7 +72,10 @@ def test_select_with_refits_and_a_budget(tmp_path, csv_path, capsys):
                             "evaluations"),
      (["--n-jobs", "0"], "argument --n-jobs: expected a non-zero integer"),
      (["--random-state", "-1"], "argument --random-state: expected an integer in"),
-     (["--target", "nope"], "target column 'nope' is not in")],
+     (["--target", "nope"], "target column 'nope' is not in"),
+     # int(inf) raised OverflowError: exit 1 with a message naming no option (issue 28)
+     (["--k", "inf"], "argument --k: expected a positive integer or a fraction"),
+     (["--k", "nan"], "argument --k: expected a positive integer or a fraction")],
 )
 def test_select_bad_input_is_one_line_and_exit_code_2(tmp_path, csv_path, capsys, args,
                                                        message):
@@ -117,3 +120,33 @@ def test_select_help_lists_every_method(capsys):
     help_of_method = text[text.index("--method METHOD cmcs"):text.index("--max-evals MAX_EVALS m")]
     assert help_of_method.split(maxsplit=2)[2] == (
         "cmcs_at_k (default), greedy_cmcs, cmcs, sampling_shap_at_k, regression or exact ")
+
+
+@pytest.fixture
+def recorded_progress(monkeypatch):
+    """The ``progress`` each TopKShapleySelector of the CLI is built with."""
+    import skshapley
+
+    seen = []
+
+    class Recording(skshapley.TopKShapleySelector):
+        def fit(self, X, y):
+            seen.append(self.progress)
+            return super().fit(X, y)
+
+    monkeypatch.setattr(skshapley, "TopKShapleySelector", Recording)
+    return seen
+
+
+@pytest.mark.parametrize("is_terminal", [True, False])
+def test_select_shows_progress_by_default_on_a_terminal(tmp_path, csv_path, monkeypatch,
+                                                         recorded_progress, is_terminal):
+    # as explain does: hundreds of refits took minutes without a sign of life
+    monkeypatch.setattr("sys.stderr.isatty", lambda: is_terminal)
+    argv = ["select", "--data", str(csv_path), "--target", "target", "--k", "2",
+            "--model", "sklearn.linear_model:LinearRegression", "--importance",
+            "performance", "--output", str(tmp_path / "p.png")]
+    assert main(argv) == ExitCode.OK
+    assert main([*argv, "--no-progress"]) == ExitCode.OK
+    assert main([*argv, "--progress"]) == ExitCode.OK
+    assert recorded_progress == [is_terminal, False, True]
