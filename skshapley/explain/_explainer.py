@@ -72,14 +72,17 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         If True, ``estimator`` is already fitted and ``fit`` only sets up the background;
         otherwise a clone is fitted on ``fit``'s (X, y).
     response_method : {"auto", "predict", "predict_proba", "decision_function", \
-            "predict_log_odds"} or callable, default="auto"
-        Output to explain. "auto": ``predict`` for regressors; for classifiers
-        ``decision_function`` when they have one, else ``predict_proba`` (P(class 1) for
-        two classes) for scikit-learn's trees, forests and nearest neighbours, whose
-        probabilities are shares of votes (forests are then explained exactly by
-        TreeSHAP), and "predict_log_odds" for the others (XGBoost, LightGBM, ...):
-        log-odds of ``predict_proba``, clipped to [1e-15, 1]. A callable is called as
-        ``f(estimator, X)``.
+            "predict_log_odds", "score_samples"} or callable, default="auto"
+        Output to explain. "auto": ``predict`` for regressors; for XGBoost and LightGBM
+        classifiers their log-odds ("predict_log_odds": margins, centred over the
+        classes for several classes; a LightGBM random forest's averaged over its
+        trees); for other classifiers ``decision_function`` when they have one, else
+        ``predict_proba`` (P(class 1) for two classes) for scikit-learn's trees, forests
+        and nearest neighbours, whose probabilities are shares of votes (forests are
+        then explained exactly by TreeSHAP), and "predict_log_odds" for the rest
+        (log-odds of ``predict_proba``, clipped to [1e-15, 1]). Clusterers and outlier
+        detectors have no score to explain by default: give one ("score_samples" or
+        "decision_function"). A callable is called as ``f(estimator, X)``.
     method : {"auto", "tree", "linear", "exact", "permutation", "stratified", "owen", \
             "owen_halved", "kernel", "leverage", "kadd", "surrogate"}, default="auto"
         "tree": exact TreeSHAP (§8) for scikit-learn, XGBoost and LightGBM tree

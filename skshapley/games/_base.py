@@ -157,13 +157,19 @@ class Game:
                 f"{type(self).__name__} returned outputs of shape {shape} after "
                 f"{self.output_shape}."
             )
-        bad = np.flatnonzero(np.isnan(result.reshape(m, -1)).any(axis=1))
+        # ±inf is refused like NaN: a marginal contribution inf - inf is NaN and
+        # inf - x is inf, so no approximator could return a finite value or error.
+        bad = np.flatnonzero(~np.isfinite(result.reshape(m, -1)).all(axis=1))
         if bad.size:
             row = int(bad[0])
             members = np.flatnonzero(coalitions[row]).tolist()
+            found = result.reshape(m, -1)[row]
+            what = "NaN" if np.isnan(found).any() else str(found[~np.isfinite(found)][0])
             raise ValueError(
-                f"{type(self).__name__} returned NaN for coalition row {row} "
-                f"(players {members}); a game must return finite or ±inf values."
+                f"{type(self).__name__} returned {what} for coalition row {row} "
+                f"(players {members}); a game must return finite values: clip or rescale "
+                "the model's output (for classifiers, explain response_method="
+                "'predict_log_odds', which clips probabilities, or 'decision_function')."
             )
         return result
 

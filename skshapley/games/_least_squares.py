@@ -25,6 +25,17 @@ SOLVERS = ("auto", "qr", "cholesky")
 # Condition numbers of the training factor R above this are rank deficient in float64
 # (§5.4: every subset of full-rank columns is full rank, so one check covers all chains).
 MAX_CONDITION = 1e12
+# A rank-deficient training factor (rank_deficient="min_norm") is solved as ridge with
+# alpha = MIN_NORM_RIDGE * ||R||_2^2. Exact ridge, sum_i s_i / (s_i^2 + alpha) (u_i'y) v_i,
+# has no component in the null space, as the minimum-norm sum_{s_i > 0} (u_i'y) v_i / s_i;
+# it differs on a singular value s by the relative alpha / s^2 (the bias: N <= p data,
+# nearly interpolating subsets), while the roundoff of a collinear column leaves it a
+# singular value ~1e-16 ||R|| that ridge turns into a coefficient ~1e-16 ||R|| |y| / alpha
+# where lstsq gives 0 (the noise). 1e-12 balances the two: R² within ~1e-6 of lstsq in
+# tests/attribution (1e-14: 1e-4 noise; 1e-10: 1e-4 bias at N = p = 100).
+MIN_NORM_RIDGE = 1e-12
+# |values| above this overflow float64 when squared and summed (R², Gram matrices).
+MAX_ABS_VALUE = 1e150
 # solver="auto" uses the Cholesky kernel while cond(R)^2 (the Gram's condition number)
 # stays below this: lifts then keep about 8 of their 16 digits in the worst case and, in
 # practice, agree with the QR kernel to ~1e-13 (tests/attribution).
@@ -33,14 +44,15 @@ CHOLESKY_MAX_GRAM_CONDITION = 1e8
 
 def _as_float_block(X, y, name, n_features=None):
     """Check one block of rows (X (n, p), y (n,)) and return float64 copies."""
-    if hasattr(X, "to_numpy"):
-        X = X.to_numpy()
-    if hasattr(y, "to_numpy"):
-        y = y.to_numpy()
+    X = _as_dense(X, name, "X")
+    y = _as_dense(y, name, "y")
     try:
         X = np.asarray(X, dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
     except (TypeError, ValueError) as err:
+        if "NAType" in str(err):  # pd.NA inside a NumPy object array
+            raise ValueError(f"X_{name} or y_{name} contains missing values (pd.NA); "
+                             "remove or impute them first.") from None
         raise ValueError(f"The {name!r} data must be numeric; got {err}.") from None
     if X.ndim != 2:
         raise ValueError(f"X_{name} must be a 2-D array (n_samples, n_features); got shape "
@@ -58,7 +70,36 @@ def _as_float_block(X, y, name, n_features=None):
         bad = np.argwhere(~np.isfinite(X)) if where == "X" else np.argwhere(~np.isfinite(y))
         raise ValueError(f"{where}_{name} contains NaN or infinite values (first at index "
                          f"{tuple(int(i) for i in bad[0])}); remove or impute them first.")
+    for where, values in (("X", X), ("y", y)):
+        huge = np.argwhere(np.abs(values) > MAX_ABS_VALUE)
+        if huge.size:
+            index = tuple(int(i) for i in huge[0])
+            raise ValueError(
+                f"{where}_{name} has a value too large for least squares: "
+                f"{values[index]:.3g} at index {index}, above {MAX_ABS_VALUE:.0e} (its "
+                "square overflows float64 in the sums of squares); rescale the data, e.g. "
+                "with StandardScaler."
+            )
     return X, y
+
+
+def _as_dense(values, name, what):
+    """Reject inputs that ``np.asarray`` would turn into object arrays with a misleading
+    message: sparse matrices and pandas' missing value ``pd.NA``."""
+    if hasattr(values, "toarray") or type(values).__module__.startswith("scipy.sparse"):
+        raise ValueError(f"{what}_{name} is a sparse matrix ({type(values).__name__}); "
+                         f"least squares reduces dense data: pass {what}_{name}.toarray(), "
+                         "or an iterable of dense (X_block, y_block) pairs.")
+    if hasattr(values, "isna") and hasattr(values, "to_numpy"):
+        missing = np.argwhere(np.asarray(values.isna()).reshape(len(values), -1))
+        if missing.size:
+            index = tuple(int(i) for i in missing[0])
+            if np.ndim(values) == 1:
+                index = index[:1]
+            raise ValueError(f"{what}_{name} contains missing values (pd.NA or NaN, first "
+                             f"at index {index}); remove or impute them first.")
+        return values.to_numpy()
+    return values
 
 
 def _block_rows(X, y, n_features):
@@ -253,12 +294,29 @@ def _shifted_factor(accumulator, shift):
     return np.linalg.qr(factor @ selector, mode="r")
 
 
-def reduce_factors(train, test, *, alpha=0.0, center=True, check_rank=True):
-    """Reduce two RowFactors (training, test) to a :class:`ReducedLeastSquares`."""
+def reduce_factors(train, test, *, alpha=0.0, center=True, check_rank=True,
+                   rank_deficient="raise"):
+    """Reduce two RowFactors (training, test) to a :class:`ReducedLeastSquares`.
+
+    ``rank_deficient="min_norm"``: with ``alpha=0``, a rank-deficient training factor
+    (fewer rows than features, constant or collinear columns) gives every subset its
+    minimum-norm least-squares solution, as ``LinearRegression`` and ``ls-spa``
+    (``lstsq``) do, through ridge with alpha = ``MIN_NORM_RIDGE * ||R||_2^2`` (see
+    there); the returned ``alpha`` is that penalty. ``"raise"``: refuse such data.
+    """
     p = train.n_features
     n_train = train.n_rows
     shift = train.means() if center else np.zeros(p + 1)
     upper = _shifted_factor(train, shift)
+    if alpha == 0 and rank_deficient == "min_norm" and _is_rank_deficient(upper, p):
+        # constant columns (zero after centring, up to roundoff) get exactly zero
+        # coefficients in every subset: null players, as with lstsq
+        norms = np.linalg.norm(upper[:, :p], axis=0)
+        upper = upper.copy()
+        upper[:, np.flatnonzero(norms <= 1e-12 * max(norms.max(), np.finfo(float).tiny))] = 0.0
+        largest = float(np.linalg.norm(upper[:, :p], 2))
+        # all columns constant: every coefficient is 0 (any alpha > 0 gives that)
+        alpha = max(MIN_NORM_RIDGE * largest**2, np.finfo(float).tiny) if largest > 0 else 1.0
     if alpha > 0:
         ridge = np.zeros((p, p + 1))
         ridge[:, :p] = np.sqrt(alpha) * np.eye(p)
@@ -309,6 +367,15 @@ def reduce_factors(train, test, *, alpha=0.0, center=True, check_rank=True):
         x_mean=shift[:p].copy(), y_mean=float(shift[p]), n_train=int(n_train),
         n_test=int(test.n_rows), alpha=float(alpha),
     )
+
+
+def _is_rank_deficient(upper, p):
+    """Whether the centred training factor (k, p + 1) has rank below p in float64: fewer
+    rows than features, or a condition number of at least MAX_CONDITION."""
+    if upper.shape[0] < p:
+        return True
+    singular = np.linalg.svd(upper[:p, :p], compute_uv=False)
+    return not singular[-1] * MAX_CONDITION > singular[0]
 
 
 def check_alpha(alpha):

@@ -13,6 +13,7 @@ RESPONSE_METHODS = (
     "predict_proba",
     "decision_function",
     "predict_log_odds",
+    "score_samples",
 )
 
 # Probabilities are clipped before the logarithm so a confident model gives large finite
@@ -23,14 +24,23 @@ _PROBA_EPS = 1e-15
 def resolve_response_method(model, response_method="auto") -> str:
     """Name the output that ``response_method="auto"`` means for ``model``.
 
-    Regressors are explained on ``predict``; classifiers on ``decision_function`` when
-    they have one (margins are additive in boosted trees and linear models); models whose
-    probabilities are shares of votes (scikit-learn's trees, forests and nearest
-    neighbours, also as a Pipeline's last step) on ``predict_proba`` (P(class 1) for two
-    classes): their probabilities are often exactly 0 or 1, where log-odds are infinite
-    (clipped, +-34.5 of nothing), and a forest's are linear in its leaves, so TreeSHAP
-    explains them exactly; any other classifier (XGBoost, LightGBM, MLP ...) on the
-    log-odds of ``predict_proba``.
+    Regressors are explained on ``predict``. XGBoost and LightGBM classifiers are
+    explained on their log-odds, ``predict_log_odds``: the margins (binary), the centred
+    margins (multiclass, as for every other classifier), and for LightGBM's
+    ``boosting_type="rf"`` the margins averaged over the trees, as its probabilities are;
+    never LightGBM's ``decision_function`` (LightGBM >= 4.7), whose raw scores are sums
+    of an rf model's trees and uncentred in the multiclass case. Other classifiers are
+    explained on ``decision_function`` when they have one (margins are additive in
+    boosted trees and linear models); models whose probabilities are shares of votes
+    (scikit-learn's trees, forests and nearest neighbours, also as a Pipeline's last
+    step) on ``predict_proba`` (P(class 1) for two classes): their probabilities are
+    often exactly 0 or 1, where log-odds are infinite (clipped, +-34.5 of nothing), and a
+    forest's are linear in its leaves, so TreeSHAP explains them exactly; any other
+    classifier (MLP ...) on the log-odds of ``predict_proba``.
+
+    Clusterers and outlier detectors have no ``"auto"`` output: their ``predict`` gives
+    labels (cluster ids, +-1), which are not numbers to attribute, so they need an
+    explicit ``response_method`` ("score_samples", "decision_function", ...).
     """
     if callable(response_method):
         return "callable"
@@ -41,11 +51,42 @@ def resolve_response_method(model, response_method="auto") -> str:
         )
     if response_method != "auto":
         return response_method
+    labeller = _label_kind(model)
+    if labeller is not None:
+        scores = [name for name in ("score_samples", "decision_function", "transform")
+                  if hasattr(model, name)]
+        hint = (f"pass one of its scores explicitly, e.g. response_method={scores[0]!r}"
+                if scores and scores[0] != "transform" else
+                "pass a callable response_method(model, X) that returns a score")
+        raise ValueError(
+            f"response_method='auto' cannot explain {type(model).__name__}: it is "
+            f"{labeller}, whose predict gives labels, not a score to attribute; {hint} "
+            "(or response_method='predict' to explain the labels as numbers anyway)."
+        )
     if is_classifier(model):
+        if _margin_function(model) is not None:
+            return "predict_log_odds"
         if hasattr(model, "decision_function"):
             return "decision_function"
         return "predict_proba" if _votes_for_probabilities(model) else "predict_log_odds"
     return "predict"
+
+
+def _label_kind(model):
+    """"a clusterer" or "an outlier detector" when ``model`` predicts labels, else None
+    (scikit-learn's ``is_clusterer``/``is_outlier_detector``, whose tags also see through
+    a Pipeline; ``_estimator_type`` for estimators without tags)."""
+    from sklearn.base import is_clusterer, is_outlier_detector
+
+    kind = getattr(model, "_estimator_type", None)
+    try:
+        if is_clusterer(model):
+            kind = "clusterer"
+        elif is_outlier_detector(model):
+            kind = "outlier_detector"
+    except (AttributeError, TypeError):  # not an estimator sklearn can read tags of
+        pass
+    return {"clusterer": "a clusterer", "outlier_detector": "an outlier detector"}.get(kind)
 
 
 def _votes_for_probabilities(model):
@@ -67,15 +108,33 @@ def _votes_for_probabilities(model):
 
 
 def _margin_function(model):
-    """The raw margins of an XGBoost or LightGBM classifier (sklearn wrapper), whose
-    log-odds they are: its probabilities are float32 and saturate at margins of ~17,
-    where log-odds read from them would be clipped; None for other models."""
+    """The log-odds margins of an XGBoost or LightGBM classifier (sklearn wrapper): its
+    probabilities are float32 (XGBoost) or saturate at margins of ~34, where log-odds
+    read from them would be clipped; None for other models.
+
+    LightGBM's raw scores are sums over the trees; with ``boosting_type="rf"`` its
+    probabilities are the link of their mean, so the margins are the raw scores divided
+    by the number of iterations ``predict`` uses (the best one after early stopping).
+    """
+    from sklearn.pipeline import Pipeline
+
+    if isinstance(model, Pipeline):  # the last step's margins of the transformed rows
+        final = _margin_function(model.steps[-1][1])
+        if final is None:
+            return None
+        head = model[:-1]
+        return lambda X: final(head.transform(X))
     module = type(model).__module__.partition(".")[0]
+    if not is_classifier(model):
+        return None
     if module == "xgboost" and hasattr(model, "get_booster"):
         return lambda X: model.predict(X, output_margin=True)
     if module == "lightgbm" and hasattr(model, "booster_"):
-        if model.booster_.dump_model(num_iteration=1).get("average_output", False):
-            return None  # boosting_type="rf": raw scores are sums, probabilities means
+        booster = model.booster_
+        if booster.dump_model(num_iteration=1).get("average_output", False):
+            best = booster.best_iteration
+            n_iterations = best if best and best > 0 else booster.current_iteration()
+            return lambda X: model.predict(X, raw_score=True) / n_iterations
         return lambda X: model.predict(X, raw_score=True)
     return None
 

@@ -305,10 +305,10 @@ def test_early_stopping_and_history(rng):
 def test_rqmc_replicates_are_the_draws(rng):
     data = _data(rng, p=12)
     result = lsspa(*data, method="permutation", sampler="argsort", replicates=16,
-                   max_samples=1000, tol=None, random_state=0)
+                   antithetic=False, max_samples=1000, tol=None, random_state=0)
     assert result.n_draws == 16 and result.n_samples == 992  # whole rounds of 16
     single = lsspa(*data, method="permutation", sampler="argsort", replicates=None,
-                   max_samples=1024, tol=None, random_state=0)
+                   antithetic=False, max_samples=1024, tol=None, random_state=0)
     assert single.risk_is_heuristic and single.n_draws == 1024
 
 
@@ -323,7 +323,7 @@ def test_deterministic_for_a_seed(rng):
 def test_given_orderings_are_used_as_is(rng):
     data = _data(rng, p=5)
     orders = np.array(list(itertools.permutations(range(5))))
-    result = lsspa(*data, method="permutation", sampler=orders, tol=None)
+    result = lsspa(*data, method="permutation", sampler=orders, antithetic=False, tol=None)
     np.testing.assert_allclose(result.attribution, lsspa(*data).attribution, atol=1e-12)
     assert result.n_samples == 120 and result.sampler == "array"
 
@@ -346,27 +346,52 @@ def test_mismatched_columns(rng):
         lsspa(X, X_test, y[:-1], y_test)
 
 
+def _min_norm_shapley(X, X_test, y, y_test):
+    """Exact Shapley values of R² with LinearRegression (lstsq: the minimum-norm fit)."""
+    value = functools.partial(_brute_force_r2, X, X_test, y, y_test)
+    return shapley_by_subsets(lambda members: value(tuple(sorted(members))), X.shape[1])
+
+
+# R² of the minimum-norm fit: ridge 1e-12 ||X||^2 agrees with lstsq to ~1e-6 here
+# (games/_least_squares.py, MIN_NORM_RIDGE: bias alpha / s^2, roundoff 1e-16 ||X||^2 /
+# alpha), so 1e-5 leaves a decade.
+MIN_NORM_ATOL = 1e-5
+
+
 def test_more_features_than_rows(rng):
-    X, X_test, y, y_test = _data(rng, n=5, p=8, correlated=False)
-    with pytest.raises(ValueError, match="X_train has 5 rows for 8 features"):
-        lsspa(X, X_test, y, y_test)
+    X, X_test, y, y_test = _data(rng, n=7, p=8, correlated=False)
+    # rank deficient: every subset gets its minimum-norm fit, as LinearRegression
+    result = lsspa(X, X_test, y, y_test)
+    expected = _min_norm_shapley(X, X_test, y, y_test)
+    # R² of interpolating fits reach -10: the bias alpha / s^2 is relative
+    np.testing.assert_allclose(result.attribution, expected,
+                               atol=MIN_NORM_ATOL * np.abs(expected).max())
     assert lsspa(X, X_test, y, y_test, alpha=1.0).method == "exact"  # ridge is fine
 
 
-def test_constant_column(rng):
+def test_constant_column_is_a_null_player(rng):
     X, X_test, y, y_test = _data(rng, p=4)
     X[:, 2] = 7.0
-    with pytest.raises(ValueError, match="column 2 of X_train is constant"):
-        lsspa(X, X_test, y, y_test)
+    result = lsspa(X, X_test, y, y_test)
+    assert abs(result.attribution[2]) < 1e-12 and result.alpha == 0.0
+    np.testing.assert_allclose(result.attribution, _min_norm_shapley(X, X_test, y, y_test),
+                               atol=MIN_NORM_ATOL)
     result = lsspa(X, X_test, y, y_test, alpha=1.0)
     assert abs(result.attribution[2]) < 1e-12  # a null player under ridge
 
 
-def test_collinear_columns(rng):
-    X, X_test, y, y_test = _data(rng, p=4)
-    X[:, 3] = X[:, 0] - 2 * X[:, 1]
-    with pytest.raises(ValueError, match="X_train is rank deficient"):
-        lsspa(X, X_test, y, y_test)
+@pytest.mark.parametrize("method", ["exact", "permutation"])
+def test_collinear_columns_get_the_minimum_norm_fit(rng, method):
+    X, X_test, y, y_test = _data(rng, p=5)
+    X[:, 3] = X[:, 0] - 2 * X[:, 1]  # the test rows do not keep the relation
+    # all 120 orderings: the chain kernel gives the exact values too
+    orders = np.array(list(itertools.permutations(range(5))))
+    result = lsspa(X, X_test, y, y_test, method=method, tol=None, antithetic=False,
+                   sampler=orders if method == "permutation" else "argsort")
+    np.testing.assert_allclose(result.attribution, _min_norm_shapley(X, X_test, y, y_test),
+                               atol=MIN_NORM_ATOL)
+    model = LinearRegression().fit(X, y)
+    np.testing.assert_allclose(result.theta, model.coef_, rtol=1e-6, atol=1e-8)
 
 
 @pytest.mark.parametrize("where", ["X_train", "y_test"])
