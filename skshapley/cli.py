@@ -436,6 +436,8 @@ def _print_table(explanation, explainer, out, top=None):
     print(f"method: {explainer.method_}   evaluations per row: {spent}   "
           f"rows: {len(explanation)}   "
           f"base value: {np.array2string(base, precision=4)}", file=out)
+    if np.ndim(explanation.values) == 2 and outputs:
+        print(f"output: {outputs[0]}", file=out)
     if np.ndim(explanation.values) == 3:
         names = outputs if outputs else [str(k) for k in range(np.shape(explanation.values)[2])]
         print(f"outputs: {', '.join(map(str, names))} (table: mean over outputs; "

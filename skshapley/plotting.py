@@ -120,9 +120,9 @@ def _pick(array, output):
 
 
 def _output_label(explanation, output):
-    if np.ndim(explanation.values) != 3:
-        return ""
     names = explanation.output_names
+    if np.ndim(explanation.values) != 3:
+        return f" ({names[0]})" if names else ""
     return f" (output {names[output] if names else output})"
 
 

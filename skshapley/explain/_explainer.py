@@ -21,7 +21,7 @@ from skshapley.explain._linear import explain_linear, plan_linear
 from skshapley.explain._plan import make_plan, time_evaluation
 from skshapley.explain._tree import explain_with_trees, mismatch, plan_tree
 from skshapley.games import make_response_function
-from skshapley.games._response import RESPONSE_METHODS
+from skshapley.games._response import RESPONSE_METHODS, resolve_response_method
 from skshapley.permutations import PermutationSampler
 from skshapley.utils._device import resolve_device, to_host
 from skshapley.utils._sklearn_compat import (
@@ -166,6 +166,9 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         Mean model output over the background, v(∅) of every row.
     n_outputs_ : int
     output_names_ : list of str or None
+        The classes of several outputs; for one output of a binary classifier, the
+        explained quantity of its second class, e.g. "P(yes)", "log-odds(yes)" or
+        "decision(yes)".
     method_ : str
         The method "auto" resolved to.
     tree_ensemble_ : skshapley.tree.TreeEnsemble or None
@@ -455,11 +458,16 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             )
         return background, codec
 
-    @staticmethod
-    def _output_names(estimator, outputs):
-        if outputs.ndim == 1:
-            return None
+    def _output_names(self, estimator, outputs):
         classes = getattr(estimator, "classes_", None)
+        if outputs.ndim == 1:
+            # one output of a binary classifier: say which class it is about
+            if not (is_classifier(estimator) and classes is not None and len(classes) == 2):
+                return None
+            response = resolve_response_method(estimator, self.response_method)
+            label = {"predict_proba": "P", "predict_log_odds": "log-odds",
+                     "decision_function": "decision"}.get(response)
+            return None if label is None else [f"{label}({classes[1]})"]
         if is_classifier(estimator) and classes is not None and len(classes) == outputs.shape[1]:
             return [str(c) for c in classes]
         return [f"output{i}" for i in range(outputs.shape[1])]
@@ -592,6 +600,10 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
 
     def transform(self, X):
         """Shapley values of the rows of ``X``.
+
+        ``X`` must hold ``fit``'s columns in ``fit``'s order: a DataFrame's columns are
+        checked by name, an array is read by position (with scikit-learn's warning when
+        ``fit`` saw names).
 
         Returns
         -------

@@ -198,3 +198,21 @@ def test_parameters_no_constraint_catches_are_named(kwargs, match):
     X = np.random.default_rng(0).normal(size=(20, 4))
     with pytest.raises(ValueError, match=match):
         ShapleyExplainer(_nonlinear, **kwargs).fit(X)
+
+
+def test_a_binary_classifiers_explanation_names_the_explained_class():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.tree import DecisionTreeClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 4))
+    y = np.where(X[:, 0] + X[:, 1] > 0, "yes", "no")
+    linear = ShapleyExplainer(LogisticRegression(), background=10).fit(X, y)
+    assert linear.explain(X[:2]).output_names == ["decision(yes)"]
+    odds = ShapleyExplainer(LogisticRegression(), response_method="predict_log_odds",
+                            background=10).fit(X, y)
+    assert odds.output_names_ == ["log-odds(yes)"]
+    tree = ShapleyExplainer(DecisionTreeClassifier(max_depth=2), background=10).fit(X, y)
+    assert tree.explain(X[:1]).output_names == ["P(yes)"]
+    regressor = ShapleyExplainer(_fitted(_nonlinear, 4), prefit=True, background=10).fit(X)
+    assert regressor.output_names_ is None
