@@ -179,6 +179,9 @@ def permutation_shapley(
         )
 
     max_draws = n_orders_max // block
+    # with tol, or an interval asked for (convergence plots), every check is recorded;
+    # otherwise only the end is, and memory alone sets the batches
+    every_check = tol is not None or check_interval is not None
     if check_interval is None:
         check_interval = DEFAULT_CHECK_INTERVAL if tol is not None else max_draws
     # Each batch holds its orderings' coalitions and contributions: as many draws as fit
@@ -245,8 +248,7 @@ def permutation_shapley(
                 tracker.update(draws[:, :, output])
         n_draws += batch_draws
         last = n_draws >= max_draws
-        if n_draws >= 2 and (not replicates or replicates >= 2) and (tol is not None
-                                                                     or last):
+        if n_draws >= 2 and (not replicates or replicates >= 2) and (every_check or last):
             # The same Gaussian draws serve every output, so an output's error estimate
             # does not depend on which other outputs share the game.
             normal_draws = risk_rng.standard_normal((RISK_DRAWS, d))
