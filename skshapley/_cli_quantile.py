@@ -328,6 +328,9 @@ def run(args, out, usage_error) -> None:
         # for 7.45 GiB. More bins than rows leaves bins empty anyway.
         raise usage_error(f"--n-bins {args.n_bins} is more than the {n_rows} rows of "
                           f"{source!r}; use at most {n_rows} bins")
+    # the default 1,000 quantiles cannot exceed the rows (the library warns, as
+    # QuantileTransformer does; here there is no option to set)
+    transformer.set_params(n_quantiles=min(transformer.n_quantiles, n_rows))
     probabilities = args.probabilities
     estimated = transformer.quantiles(probabilities)
     gaps = _cdf_gaps(transformer, sample.rows)

@@ -250,8 +250,10 @@ class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
         return lock
 
     def __getstate__(self):
-        # a lock cannot be pickled or deep-copied; the copy makes its own on first use
-        state = super().__getstate__()
+        # a lock cannot be pickled or deep-copied; the copy makes its own on first use.
+        # A copy of the dict: object.__getstate__ returns the live __dict__, and popping
+        # from it would drop the lock of this transformer while a thread may hold it.
+        state = dict(super().__getstate__())
         state.pop("_lock", None)
         return state
 
@@ -319,8 +321,8 @@ class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
         # The settings the sketches were begun with, as partial_fit checks them: a table
         # kept on one side only cannot be merged, so the merge used to drop it (an exact
         # feature's quantile error went from 0 to 0.69 of its range).
-        for name, attr in (("exact_threshold", "exact_threshold"), ("small_n", "small_n")):
-            here, there = getattr(self.sketch_, attr), getattr(other_raw, attr)
+        for name in ("exact_threshold", "small_n"):
+            here, there = getattr(self.sketch_, name), getattr(other_raw, name)
             if here != there:
                 raise ValueError(f"cannot merge: {name}={here!r} here but {there!r} in "
                                  f"other; fit both with the same {name}.")
@@ -765,8 +767,9 @@ def fit_dask(transformer, X):
                   if i + 1 < len(states) else states[i] for i in range(0, len(states), 2)]
     state = dask.compute(states[0])[0]
     _check_dask_shape(int(state[2]), X.shape[1], (int(state[2]), X.shape[1]))
-    transformer.n_features_in_ = X.shape[1]
-    if hasattr(transformer, "feature_names_in_"):
-        del transformer.feature_names_in_
-    transformer._set_state(state)
+    with transformer._state_lock():  # as fit: not amid another thread's partial_fit
+        transformer.n_features_in_ = X.shape[1]
+        if hasattr(transformer, "feature_names_in_"):
+            del transformer.feature_names_in_
+        transformer._set_state(state)
     return transformer

@@ -1,12 +1,15 @@
 """MomentQuantileTransformer (ALGORITHMS.md §7.7, DESIGN.md §4.8)."""
 
 import pickle
+import threading
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+from sklearn.base import clone
 from sklearn.preprocessing import KBinsDiscretizer, QuantileTransformer
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -353,3 +356,106 @@ def test_normal_output_of_a_tiny_range_column_is_scale_free(rng, kind):
     order = np.argsort(X[:, 0], kind="stable")
     assert np.all(np.diff(z[order, 0]) >= 0) and np.ptp(z) > 3
     np.testing.assert_allclose(tiny.inverse_transform(z), X * 1e-9, rtol=1e-6, atol=1e-15)
+
+
+@pytest.mark.parametrize("name", ["exact_threshold", "small_n"])
+def test_merge_refuses_sketches_begun_with_other_exact_settings(rng, name):
+    # The left halves are exact with the defaults (10 values <= exact_threshold=64; 300
+    # rows <= small_n=1000); the right half, fitted with name=0, keeps no table. The
+    # merge used to drop the left table: the quantile error went from 0 to 0.69.
+    if name == "exact_threshold":
+        X = rng.integers(0, 10, size=(3000, 1)).astype(float)
+    else:
+        X = rng.normal(size=(600, 1))
+    half = X.shape[0] // 2
+    left = MomentQuantileTransformer(n_quantiles=100).fit(X[:half])
+    right = MomentQuantileTransformer(n_quantiles=100, **{name: 0}).fit(X[half:])
+    before = [(pickle.dumps(est.sketch_), pickle.dumps(est.sketch_arcsinh_),
+               est.n_rows_seen_, est.quantiles_.copy()) for est in (left, right)]
+    default = MomentQuantileTransformer().get_params()[name]
+    with pytest.raises(ValueError, match=rf"cannot merge: {name}={default} here but 0 in "
+                                         rf"other; fit both with the same {name}\."):
+        left.merge(right)
+    with pytest.raises(ValueError, match=rf"cannot merge: {name}=0 here but {default} in "
+                                         "other"):
+        right.merge(left)
+    for est, (raw, asinh, n_rows, quantiles) in zip((left, right), before, strict=True):
+        assert pickle.dumps(est.sketch_) == raw and pickle.dumps(est.sketch_arcsinh_) == asinh
+        assert est.n_rows_seen_ == n_rows
+        np.testing.assert_array_equal(est.quantiles_, quantiles)
+    # with the same settings the table survives the merge: the quantiles of fit, exactly
+    left.merge(MomentQuantileTransformer(n_quantiles=100).fit(X[half:]))
+    assert list(left.solver_used_) == ["exact"]
+    np.testing.assert_array_equal(left.quantiles_,
+                                  MomentQuantileTransformer(n_quantiles=100).fit(X).quantiles_)
+
+
+def test_partial_fit_and_merge_from_eight_threads_lose_no_rows(rng):
+    # Eight threads streaming into one transformer used to keep 40,001 of 160,001 rows:
+    # each copied the sketch, added its batch and stored the copy over the others'.
+    n_rows, n_threads = 160_001, 8
+    X = np.column_stack([rng.integers(0, 5, n_rows), rng.lognormal(size=n_rows)])
+    chunks = np.array_split(X, 10 * n_threads)
+    single = MomentQuantileTransformer()
+    for chunk in chunks:
+        single.partial_fit(chunk)
+    span = X.max(axis=0) - X.min(axis=0)
+
+    def run_threads(task):
+        barrier = threading.Barrier(n_threads)  # start together, to overlap the calls
+
+        def work(k):
+            barrier.wait()
+            for chunk in chunks[k::n_threads]:
+                task(chunk)
+        with ThreadPoolExecutor(n_threads) as pool:
+            for future in [pool.submit(work, k) for k in range(n_threads)]:
+                future.result()  # re-raises a thread's error
+
+    shared = MomentQuantileTransformer()
+    run_threads(shared.partial_fit)
+    merged = MomentQuantileTransformer().fit(chunks[0])  # merges add every chunk to it
+    run_threads(lambda chunk: merged.merge(MomentQuantileTransformer().fit(chunk)))
+    merged_rows = np.vstack([chunks[0], X])
+    assert shared.n_rows_seen_ == n_rows
+    assert merged.n_rows_seen_ == n_rows + len(chunks[0])
+    np.testing.assert_array_equal(shared.n_samples_seen_, single.n_samples_seen_)
+    # the threads' batches arrive in their own order, so the sketch equals one thread's
+    # to round-off: the exact feature bit for bit, the solved one to 1e-6 of its range
+    # (as partial_fit against fit, ALGORITHMS.md §7.7)
+    np.testing.assert_array_equal(shared.quantiles_[:, 0], single.quantiles_[:, 0])
+    assert np.all(np.abs(shared.quantiles_ - single.quantiles_) <= 1e-6 * span)
+    whole = MomentQuantileTransformer().fit(merged_rows)
+    np.testing.assert_array_equal(merged.quantiles_[:, 0], whole.quantiles_[:, 0])
+    assert np.all(np.abs(merged.quantiles_ - whole.quantiles_) <= 1e-6 * span)
+    # the lock is neither pickled nor cloned: the copies stream on with locks of their own,
+    # and pickling leaves the original its lock (it once popped it from the live __dict__)
+    lock = shared._state_lock()
+    copy = pickle.loads(pickle.dumps(shared))
+    assert shared._state_lock() is lock
+    np.testing.assert_array_equal(copy.transform(X[:100]), shared.transform(X[:100]))
+    assert copy.partial_fit(X[:10]).n_rows_seen_ == n_rows + 10
+    assert clone(shared).partial_fit(X[:10]).n_rows_seen_ == 10
+
+
+def test_more_quantiles_than_rows_warns_as_sklearn(rng):
+    # sklearn's QuantileTransformer warns and caps n_quantiles_; the cap was silent here
+    X = rng.normal(size=(10, 2))
+    message = (r"n_quantiles \(100\) is greater than the total number of samples \(10\)\. "
+               r"n_quantiles is set to n_samples\.")
+    with pytest.warns(UserWarning, match=message):
+        ref = QuantileTransformer(n_quantiles=100).fit(X)
+    with pytest.warns(UserWarning, match=message) as record:
+        ours = MomentQuantileTransformer(n_quantiles=100).fit(X)
+    assert len(record) == 1 and record[0].filename == __file__  # points at the caller
+    assert ours.n_quantiles_ == ref.n_quantiles_ == 10
+    np.testing.assert_array_equal(ours.quantiles_, ref.quantiles_)
+    # a stream warns when it is solved, with the rows seen by then, and only once
+    stream = MomentQuantileTransformer(n_quantiles=100).partial_fit(X[:4]).partial_fit(X[4:])
+    with pytest.warns(UserWarning, match=message) as record:
+        stream.transform(X)
+    assert len(record) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        stream.transform(X)
+        assert MomentQuantileTransformer(n_quantiles=10).fit(X).n_quantiles_ == 10
