@@ -42,7 +42,7 @@ OPERATIONS_PER_SECOND = 1.5e9
 # 1.5x its evaluations) ...
 SOLVER_TIME_SHARE = 0.5
 # ... or this many seconds per game, whatever the model's speed: nobody waits for less.
-FREE_SOLVER_SECONDS = 0.05
+FREE_SOLVER_SECONDS = 0.01
 # Cross-validation ceilings "auto" tries for the surrogate, largest first.
 SURROGATE_CV_TERMS = (MAX_SURROGATE_TERMS, 150, 40)
 
@@ -133,7 +133,7 @@ def choose_method(method: str, n_players: int, budget: int, tol=None, *,
     with leverage allocation, then antithetic orderings) whose own cost fits: its design
     within ``working_memory`` and, when the time of one evaluation is known (the
     explainer measures its model), its arithmetic within half the time the budget's
-    evaluations take (or 0.05 s). The surrogate is tried with cross-validation over up
+    evaluations take (or 0.01 s). The surrogate is tried with cross-validation over up
     to 600, 150 and 40 third-order terms. So a slow model at moderate d gets the
     surrogate, a fast model or many features the leaner estimators.
 

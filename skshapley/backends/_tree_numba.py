@@ -1,10 +1,15 @@
 """Numba CPU kernels of exact TreeSHAP, twins of ``_tree_numpy.py`` (§8.6.2).
 
-Layout: ``prange`` over blocks of 64 rows; inside a block every path streams once and is
-applied to the block's rows, which only that block writes, so results are identical for
-any thread count. With few rows (under 16 blocks, which would leave threads idle) the
-paths are split into a fixed number of chunks instead, each with its own
-output buffer, summed afterwards in chunk order (again thread-count independent).
+Layout: blocks of 64 rows; inside a block every path streams once and is applied to the
+block's rows, which only that block writes, so results are identical for any thread
+count. With few rows (under 16 blocks, which would leave threads idle) the paths are
+split into a fixed number of chunks instead, each with its own output buffer, summed
+afterwards in chunk order (again thread-count independent). The kernels are serial
+(``nogil``) functions of a range of such parts, and ``_numba_runtime.run_parts`` runs the
+ranges on threads: one compiled kernel per game serves both layouts, and only the walk
+(``_walk_rows``) is compiled with ``parallel=True``, which doubles what a first call
+compiles (measured: the first interventional explain of a 100-tree model compiled for
+15 s of CPU with prange kernels, 4 s now).
 Within a block, a row's values along a path depend only on its pattern of satisfied
 splits, so each distinct pattern is worked out once (``_distinct_patterns``), and the
 path-dependent quadrature runs with the patterns innermost so that it vectorises; the
@@ -20,6 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from numba import njit, prange
+from numba.extending import register_jitable
+
+from skshapley.backends._numba_runtime import run_parts
 
 from skshapley.backends._tree_numpy import (
     CATEGORY_SET,
@@ -36,8 +44,17 @@ ROW_BLOCK = 64
 PATH_CHUNKS = 16  # fixed, so the summation order does not depend on the thread count
 DIRECT_PATTERNS = 1024  # paths of up to 10 elements count background patterns by value
 
+# How helpers are compiled, chosen by measurement (first-call compile against run time):
+# - ``inline="always"`` (numba inlines the IR at every call site, costly to compile) for
+#   the predicates of the satisfied-split loops and the helpers that take array views in
+#   hot loops: as separate functions they made the background patterns 1.5x slower;
+# - ``register_jitable`` (compiled once per signature, linked, then inlined by LLVM) for
+#   the rest, including the walk's helpers, which ran faster so; about a third less to
+#   compile than inlining everything;
+# - ``error_model="numpy"``: no division-by-zero branches (no divisor here can be 0).
 
-_in_category_set = njit(cache=True, inline="always")(category_set_contains)
+
+_in_category_set = register_jitable(category_set_contains)
 
 
 @njit(cache=True, inline="always")
@@ -54,7 +71,7 @@ def _satisfied(x, lower, upper, missing_branch, missing_mode):
     return lower <= x < upper
 
 
-@njit(cache=True, inline="always")
+@register_jitable(error_model="numpy")
 def _set_satisfied(x, lower, upper, missing_branch):
     """The rule of a ``CATEGORY_SET`` element: NaN goes the missing way, a number by
     its atom's bit in the set."""
@@ -63,7 +80,7 @@ def _set_satisfied(x, lower, upper, missing_branch):
     return _in_category_set(x, lower, upper)
 
 
-@njit(cache=True)
+@register_jitable(error_model="numpy")
 def _path_coefficients(o, z, u, nodes, weights, prefix, coefficients):
     """c_i = (o_i - z_i) sum_q w_q prod_{j != i} (z_j + (o_j - z_j) t_q) (§8.1.3)."""
     q = (u + 1) // 2
@@ -113,7 +130,7 @@ def _mark_satisfied(rows, start, u, feature, lower, upper, missing_branch, missi
                 bits[r] |= bit
 
 
-@njit(cache=True)
+@register_jitable(error_model="numpy")
 def _distinct_patterns(X, row_start, n_rows, start, u, feature, lower, upper,
                        missing_branch, missing_mode, row_bits, keys, slot_of_row):
     """Each row's pattern of satisfied splits along one path (bit j: element j), the
@@ -172,7 +189,7 @@ def _pattern_coefficients(keys, n, start, u, zero_fraction, nodes, weights, o, p
             coefficients[j, r] *= o[j, r] - z
 
 
-@njit(cache=True)
+@register_jitable(error_model="numpy")
 def _shap_rows(X, row_start, row_stop, path_start, path_stop, path_ptr, feature, lower, upper,
                missing_branch, missing_mode, zero_fraction, out_ptr, out_index, out_value,
                max_u, out):
@@ -216,32 +233,32 @@ def _shap_rows(X, row_start, row_stop, path_start, path_stop, path_ptr, feature,
                     out[row_start + r, g, f] += coefficients[j, slot_of_row[r]] * v
 
 
-@njit(parallel=True, cache=True)
-def _shap_by_rows(X, path_ptr, feature, lower, upper, missing_branch, missing_mode,
-                  zero_fraction, out_ptr, out_index, out_value, max_u, out):
+@njit(cache=True, nogil=True, error_model="numpy")
+def _shap_parts(X, first, stop, by_rows, path_ptr, feature, lower, upper, missing_branch,
+                missing_mode, zero_fraction, out_ptr, out_index, out_value, max_u, out,
+                buffers):
+    """Parts ``first .. stop - 1`` of ``tree_path_shap``: with ``by_rows`` part b is row
+    block b (its rows of ``out``), else part c is path chunk c of every row
+    (``buffers[c]``)."""
     n_rows = X.shape[0]
     n_paths = len(path_ptr) - 1
-    n_blocks = (n_rows + ROW_BLOCK - 1) // ROW_BLOCK
-    for b in prange(n_blocks):
-        _shap_rows(X, b * ROW_BLOCK, min(n_rows, (b + 1) * ROW_BLOCK), 0, n_paths, path_ptr,
-                   feature, lower, upper, missing_branch, missing_mode, zero_fraction,
-                   out_ptr, out_index, out_value, max_u, out)
-
-
-@njit(parallel=True, cache=True)
-def _shap_by_paths(X, path_ptr, feature, lower, upper, missing_branch, missing_mode,
-                   zero_fraction, out_ptr, out_index, out_value, max_u, out):
-    n_paths = len(path_ptr) - 1
     chunk = (n_paths + PATH_CHUNKS - 1) // PATH_CHUNKS
-    buffers = np.zeros((PATH_CHUNKS,) + out.shape)
-    for c in prange(PATH_CHUNKS):
-        for lo in range(0, X.shape[0], ROW_BLOCK):  # row blocks bound the scratch
-            _shap_rows(X, lo, min(X.shape[0], lo + ROW_BLOCK), min(n_paths, c * chunk),
-                       min(n_paths, (c + 1) * chunk), path_ptr, feature, lower, upper,
-                       missing_branch, missing_mode, zero_fraction, out_ptr, out_index,
-                       out_value, max_u, buffers[c])
-    for c in range(PATH_CHUNKS):
-        out += buffers[c]
+    for part in range(first, stop):
+        # one call site, so the row kernel is compiled once (a literal 0 for the first
+        # path would make numba compile a second specialisation)
+        if by_rows:
+            row_lo, row_hi = part * ROW_BLOCK, min(n_rows, (part + 1) * ROW_BLOCK)
+            path_lo, path_hi = 0, n_paths
+            target = out
+        else:
+            row_lo, row_hi = 0, n_rows
+            path_lo = min(n_paths, part * chunk)
+            path_hi = min(n_paths, (part + 1) * chunk)
+            target = buffers[part]
+        for lo in range(row_lo, row_hi, ROW_BLOCK):  # row blocks bound the scratch
+            _shap_rows(X, lo, min(row_hi, lo + ROW_BLOCK), path_lo, path_hi, path_ptr,
+                       feature, lower, upper, missing_branch, missing_mode, zero_fraction,
+                       out_ptr, out_index, out_value, max_u, target)
 
 
 def _max_length(path_ptr):
@@ -254,18 +271,39 @@ def _few_rows(n_rows):
     return n_rows < 16 * ROW_BLOCK
 
 
+def _in_parts(kernel, X, work, args, out, scratch=tuple):
+    """Run a row kernel of the form ``kernel(X, first, stop, by_rows, *args, out,
+    buffers, *scratch())`` over row blocks (many rows) or path chunks (few rows, one
+    buffer each, added to ``out`` in chunk order); each range gets its own scratch."""
+    by_rows = not _few_rows(X.shape[0])
+    if by_rows:
+        n_parts = (X.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK
+        buffers = np.zeros((1,) * (out.ndim + 1))  # unused; fixes the kernel's types
+    else:
+        n_parts = PATH_CHUNKS
+        buffers = np.zeros((PATH_CHUNKS,) + out.shape)
+
+    def call(first, stop):
+        kernel(X, first, stop, by_rows, *args, out, buffers, *scratch())
+
+    run_parts(call, n_parts, work)
+    if not by_rows:
+        for c in range(PATH_CHUNKS):
+            out += buffers[c]
+    return out
+
+
 def tree_path_shap(X, path_ptr, feature, lower, upper, missing_branch, missing_mode,
                    zero_fraction, out_ptr, out_index, out_value, out):
-    kernel = _shap_by_paths if _few_rows(X.shape[0]) else _shap_by_rows
-    kernel(X, path_ptr, feature, lower, upper, missing_branch, missing_mode, zero_fraction,
-           out_ptr, out_index, out_value, _max_length(path_ptr), out)
-    return out
+    args = (path_ptr, feature, lower, upper, missing_branch, missing_mode, zero_fraction,
+            out_ptr, out_index, out_value, _max_length(path_ptr))
+    return _in_parts(_shap_parts, X, X.shape[0] * len(feature), args, out)
 
 
 tree_path_shap.__doc__ = "Numba twin of ``_tree_numpy.tree_path_shap``."
 
 
-@njit(cache=True)
+@register_jitable(error_model="numpy")
 def _interaction_rows(X, row_start, row_stop, path_start, path_stop, path_ptr, feature, lower,
                       upper, missing_branch, missing_mode, zero_fraction, out_ptr, out_index,
                       out_value, max_u, out):
@@ -337,46 +375,44 @@ def _interaction_rows(X, row_start, row_stop, path_start, path_stop, path_ptr, f
                         out[row_start + r, g, fi, feature[start + j]] += pair[i, j] * v
 
 
-@njit(parallel=True, cache=True)
-def _interactions_by_rows(X, path_ptr, feature, lower, upper, missing_branch, missing_mode,
-                          zero_fraction, out_ptr, out_index, out_value, max_u, out):
+@njit(cache=True, nogil=True, error_model="numpy")
+def _interaction_parts(X, first, stop, by_rows, path_ptr, feature, lower, upper,
+                       missing_branch, missing_mode, zero_fraction, out_ptr, out_index,
+                       out_value, max_u, out, buffers):
+    """Parts of ``tree_path_interactions``, as in ``_shap_parts``."""
     n_rows = X.shape[0]
     n_paths = len(path_ptr) - 1
-    n_blocks = (n_rows + ROW_BLOCK - 1) // ROW_BLOCK
-    for b in prange(n_blocks):
-        _interaction_rows(X, b * ROW_BLOCK, min(n_rows, (b + 1) * ROW_BLOCK), 0, n_paths,
-                          path_ptr, feature, lower, upper, missing_branch, missing_mode,
-                          zero_fraction, out_ptr, out_index, out_value, max_u, out)
-
-
-@njit(parallel=True, cache=True)
-def _interactions_by_paths(X, path_ptr, feature, lower, upper, missing_branch, missing_mode,
-                           zero_fraction, out_ptr, out_index, out_value, max_u, out):
-    n_paths = len(path_ptr) - 1
     chunk = (n_paths + PATH_CHUNKS - 1) // PATH_CHUNKS
-    buffers = np.zeros((PATH_CHUNKS,) + out.shape)
-    for c in prange(PATH_CHUNKS):
-        for lo in range(0, X.shape[0], ROW_BLOCK):  # row blocks bound the scratch
-            _interaction_rows(X, lo, min(X.shape[0], lo + ROW_BLOCK), min(n_paths, c * chunk),
-                              min(n_paths, (c + 1) * chunk), path_ptr, feature, lower,
-                              upper, missing_branch, missing_mode, zero_fraction, out_ptr,
-                              out_index, out_value, max_u, buffers[c])
-    for c in range(PATH_CHUNKS):
-        out += buffers[c]
+    for part in range(first, stop):
+        # one call site, so the row kernel is compiled once (a literal 0 for the first
+        # path would make numba compile a second specialisation)
+        if by_rows:
+            row_lo, row_hi = part * ROW_BLOCK, min(n_rows, (part + 1) * ROW_BLOCK)
+            path_lo, path_hi = 0, n_paths
+            target = out
+        else:
+            row_lo, row_hi = 0, n_rows
+            path_lo = min(n_paths, part * chunk)
+            path_hi = min(n_paths, (part + 1) * chunk)
+            target = buffers[part]
+        for lo in range(row_lo, row_hi, ROW_BLOCK):  # row blocks bound the scratch
+            _interaction_rows(X, lo, min(row_hi, lo + ROW_BLOCK), path_lo, path_hi,
+                              path_ptr, feature, lower, upper, missing_branch, missing_mode,
+                              zero_fraction, out_ptr, out_index, out_value, max_u, target)
 
 
 def tree_path_interactions(X, path_ptr, feature, lower, upper, missing_branch, missing_mode,
                            zero_fraction, out_ptr, out_index, out_value, out):
-    kernel = _interactions_by_paths if _few_rows(X.shape[0]) else _interactions_by_rows
-    kernel(X, path_ptr, feature, lower, upper, missing_branch, missing_mode, zero_fraction,
-           out_ptr, out_index, out_value, _max_length(path_ptr), out)
-    return out
+    args = (path_ptr, feature, lower, upper, missing_branch, missing_mode, zero_fraction,
+            out_ptr, out_index, out_value, _max_length(path_ptr))
+    work = X.shape[0] * len(feature) * _max_length(path_ptr)
+    return _in_parts(_interaction_parts, X, work, args, out)
 
 
 tree_path_interactions.__doc__ = "Numba twin of ``_tree_numpy.tree_path_interactions``."
 
 
-@njit(cache=True)
+@register_jitable(error_model="numpy")
 def _required_elements(rows, start, u, feature, lower, upper, missing_branch, missing_mode,
                        row_bits):
     """The path's elements that no row of ``rows`` satisfies, as a bit pattern: a
@@ -390,7 +426,7 @@ def _required_elements(rows, start, u, feature, lower, upper, missing_branch, mi
     return ((one << np.uint64(u)) - one) & ~some
 
 
-@njit(cache=True, inline="always")
+@register_jitable(error_model="numpy")
 def _element_satisfied(x, e, lower, upper, missing_branch, missing_mode):
     """Whether value ``x`` satisfies path element ``e`` (interval or category set)."""
     if missing_mode[e] == CATEGORY_SET:
@@ -398,7 +434,7 @@ def _element_satisfied(x, e, lower, upper, missing_branch, missing_mode):
     return _satisfied(x, lower[e], upper[e], missing_branch[e], missing_mode[e])
 
 
-@njit(cache=True, inline="always")
+@register_jitable(error_model="numpy")
 def _lower_bound(values, n, key):
     """First index i < n with values[i] >= key (values ascending), else n. Branch-free
     halving (the comparison feeds an add, not a jump, so it is not mispredicted)."""
@@ -419,14 +455,14 @@ for _bit in range(64):
     _DE_BRUIJN_INDEX[((1 << _bit) * 0x03F79D71B4CB0A89 % 2**64) >> 58] = _bit
 
 
-@njit(cache=True, inline="always")
+@register_jitable(error_model="numpy")
 def _lowest_bit(word):
     """Index of the lowest set bit of a non-zero uint64 (de Bruijn multiplication)."""
     low = word & (~word + np.uint64(1))
     return _DE_BRUIJN_INDEX[(low * _DE_BRUIJN) >> np.uint64(58)]
 
 
-@njit(cache=True, inline="always")
+@register_jitable(error_model="numpy")
 def _sorted_run(values, n, lower, upper):
     """Positions a <= b of the first n (ascending) ``values`` with lower <= v < upper are
     a:b. A split's side has one infinite bound: no search for it."""
@@ -562,33 +598,23 @@ def _path_patterns(background_t, sorted_t, prefix, nan_rows, n_valid, rows, star
     return m
 
 
-@njit(parallel=True, cache=True)
-def _background_patterns(background_t, sorted_t, prefix, nan_rows, n_valid, rows, path_ptr,
-                         feature, lower, upper, missing_branch, missing_mode, patterns,
-                         counts, n_distinct, reached):
-    n_background = background_t.shape[1]
-    n_paths = len(path_ptr) - 1
-    size = 2
-    while size < 2 * n_background:  # load factor at most 1/2
-        size *= 2
-    chunk = (n_paths + PATH_CHUNKS - 1) // PATH_CHUNKS
-    for c in prange(PATH_CHUNKS):
-        bits = np.empty(n_background, np.uint64)
-        row_bits = np.empty(rows.shape[0], np.uint64)
-        alive = np.empty(prefix.shape[2], np.uint64)
-        direct = np.zeros(DIRECT_PATTERNS, np.float64)
-        table = np.full(size, -1, np.int64)
-        used = np.empty(n_background, np.int64)
-        for p in range(c * chunk, min(n_paths, (c + 1) * chunk)):
-            u = path_ptr[p + 1] - path_ptr[p]
-            m = _path_patterns(
-                background_t, sorted_t, prefix, nan_rows, n_valid, rows, path_ptr[p], u,
-                feature, lower, upper, missing_branch, missing_mode, bits, row_bits, alive,
-                direct, table, used, patterns[p], counts[p])
-            n_distinct[p] = m
-            # the all-satisfied pattern sorts last: its count is the rows reaching the leaf
-            full = ~np.uint64(0) if u >= 64 else (np.uint64(1) << np.uint64(u)) - np.uint64(1)
-            reached[p] = counts[p, m - 1] if m > 0 and patterns[p, m - 1] == full else 0.0
+@njit(cache=True, nogil=True, error_model="numpy")
+def _background_patterns(first, stop, background_t, sorted_t, prefix, nan_rows, n_valid, rows,
+                         path_ptr, feature, lower, upper, missing_branch, missing_mode,
+                         patterns, counts, n_distinct, reached, bits, row_bits, alive, direct,
+                         table, used):
+    """Patterns of paths ``first .. stop - 1`` (each path is written apart); the scratch
+    of ``_path_patterns`` comes from ``_pattern_scratch``."""
+    for p in range(first, stop):
+        u = path_ptr[p + 1] - path_ptr[p]
+        m = _path_patterns(
+            background_t, sorted_t, prefix, nan_rows, n_valid, rows, path_ptr[p], u,
+            feature, lower, upper, missing_branch, missing_mode, bits, row_bits, alive,
+            direct, table, used, patterns[p], counts[p])
+        n_distinct[p] = m
+        # the all-satisfied pattern sorts last: its count is the rows reaching the leaf
+        full = ~np.uint64(0) if u >= 64 else (np.uint64(1) << np.uint64(u)) - np.uint64(1)
+        reached[p] = counts[p, m - 1] if m > 0 and patterns[p, m - 1] == full else 0.0
 
 
 # the sorted-run index of a background chunk (prefix row sets) may take this many bytes;
@@ -599,6 +625,18 @@ INDEX_BYTES = 32 * 2**20
 def _index_bytes(n_features, n_rows):
     """Bytes of the prefix row sets of ``_run_index`` for a chunk of n_rows."""
     return 8 * n_features * (n_rows + 1) * ((n_rows + 63) // 64)
+
+
+def _pattern_scratch(n_background, n_rows, n_words):
+    """Scratch of ``_background_patterns``: row patterns, the rows' patterns, alive rows,
+    counts by value (zero), a hash table (-1; load factor at most 1/2) and its used
+    slots. Allocated here, not in the kernel, which then compiles no allocators."""
+    size = 2
+    while size < 2 * n_background:
+        size *= 2
+    return (np.empty(n_background, np.uint64), np.empty(n_rows, np.uint64),
+            np.empty(n_words, np.uint64), np.zeros(DIRECT_PATTERNS, np.float64),
+            np.full(size, -1, np.int64), np.empty(n_background, np.int64))
 
 
 def _run_index(background_t):
@@ -632,10 +670,15 @@ def tree_background_patterns(background, path_ptr, feature, lower, upper, missin
         nan_rows, n_valid = np.empty((0, 0), np.uint64), np.empty(0, np.int64)
     else:
         sorted_t, prefix, nan_rows, n_valid = _run_index(background_t)
-    _background_patterns(background_t, sorted_t, prefix, nan_rows, n_valid,
-                         np.ascontiguousarray(rows, dtype=np.float64), path_ptr, feature,
-                         lower, upper, missing_branch, missing_mode, patterns, counts,
-                         n_distinct, reached)
+    rows = np.ascontiguousarray(rows, dtype=np.float64)
+
+    def call(first, stop):  # each range (thread) has its own scratch
+        _background_patterns(first, stop, background_t, sorted_t, prefix, nan_rows, n_valid,
+                             rows, path_ptr, feature, lower, upper, missing_branch,
+                             missing_mode, patterns, counts, n_distinct, reached,
+                             *_pattern_scratch(n_background, rows.shape[0], prefix.shape[2]))
+
+    run_parts(call, len(path_ptr) - 1, n_background * len(feature))
     return patterns, counts, n_distinct
 
 
@@ -648,7 +691,7 @@ _M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
 _H01 = np.uint64(0x0101010101010101)
 
 
-@njit(cache=True, inline="always")
+@register_jitable(error_model="numpy")
 def _popcount(x):
     """Set bits of a uint64 in a fixed dozen operations (SWAR), not one per bit: the
     walk counts sets of up to 64 background rows at every leaf it reaches."""
@@ -658,19 +701,18 @@ def _popcount(x):
     return int((x * _H01) >> np.uint64(56))
 
 
-@njit(cache=True)
+@register_jitable(error_model="numpy")
 def _interventional_rows(X, row_start, row_stop, path_start, path_stop, patterns, counts,
                          n_distinct, n_background, path_ptr, feature, lower, upper,
-                         missing_branch, missing_mode, out_ptr, out_index, out_value, max_u,
-                         out):
+                         missing_branch, missing_mode, out_ptr, out_index, out_value, out,
+                         row_bits, keys, slot_of_row, contribution):
     # A row's contributions along a path depend only on its pattern of satisfied splits
     # (xb), and the rows of a block share few patterns: each distinct pattern is worked
-    # out once per block (same operations, so the same bits as one per row).
+    # out once per block (same operations, so the same bits as one per row). The scratch
+    # (ROW_BLOCK rows) comes from tree_interventional_shap.
     weights = SHAPLEY_WEIGHTS
     one = np.uint64(1)
     n_rows = row_stop - row_start
-    row_bits, keys, slot_of_row = _pattern_workspace(n_rows)
-    contribution = np.empty((n_rows, max_u))
     for p in range(path_start, path_stop):
         start = path_ptr[p]
         u = path_ptr[p + 1] - start
@@ -712,46 +754,48 @@ def _interventional_rows(X, row_start, row_stop, path_start, path_stop, patterns
                     out[row_start + r, g, feature[start + j]] += c[j] * v
 
 
-@njit(parallel=True, cache=True)
-def _interventional_by_rows(X, patterns, counts, n_distinct, n_background, path_ptr, feature,
-                            lower, upper, missing_branch, missing_mode, out_ptr, out_index,
-                            out_value, max_u, out):
+@njit(cache=True, nogil=True, error_model="numpy")
+def _interventional_parts(X, first, stop, by_rows, patterns, counts, n_distinct, n_background,
+                          path_ptr, feature, lower, upper, missing_branch, missing_mode,
+                          out_ptr, out_index, out_value, out, buffers, row_bits, keys,
+                          slot_of_row, contribution):
+    """Parts of ``tree_interventional_shap``, as in ``_shap_parts``."""
     n_rows = X.shape[0]
     n_paths = len(path_ptr) - 1
-    n_blocks = (n_rows + ROW_BLOCK - 1) // ROW_BLOCK
-    for b in prange(n_blocks):
-        _interventional_rows(X, b * ROW_BLOCK, min(n_rows, (b + 1) * ROW_BLOCK), 0, n_paths,
-                             patterns, counts, n_distinct, n_background, path_ptr, feature,
-                             lower, upper, missing_branch, missing_mode, out_ptr, out_index,
-                             out_value, max_u, out)
-
-
-@njit(parallel=True, cache=True)
-def _interventional_by_paths(X, patterns, counts, n_distinct, n_background, path_ptr,
-                             feature, lower, upper, missing_branch, missing_mode, out_ptr,
-                             out_index, out_value, max_u, out):
-    n_paths = len(path_ptr) - 1
     chunk = (n_paths + PATH_CHUNKS - 1) // PATH_CHUNKS
-    buffers = np.zeros((PATH_CHUNKS,) + out.shape)
-    for c in prange(PATH_CHUNKS):
-        for lo in range(0, X.shape[0], ROW_BLOCK):  # row blocks bound the scratch
-            _interventional_rows(X, lo, min(X.shape[0], lo + ROW_BLOCK),
-                                 min(n_paths, c * chunk), min(n_paths, (c + 1) * chunk),
+    for part in range(first, stop):
+        # one call site, so the row kernel is compiled once (a literal 0 for the first
+        # path would make numba compile a second specialisation)
+        if by_rows:
+            row_lo, row_hi = part * ROW_BLOCK, min(n_rows, (part + 1) * ROW_BLOCK)
+            path_lo, path_hi = 0, n_paths
+            target = out
+        else:
+            row_lo, row_hi = 0, n_rows
+            path_lo = min(n_paths, part * chunk)
+            path_hi = min(n_paths, (part + 1) * chunk)
+            target = buffers[part]
+        for lo in range(row_lo, row_hi, ROW_BLOCK):  # row blocks bound the scratch
+            _interventional_rows(X, lo, min(row_hi, lo + ROW_BLOCK), path_lo, path_hi,
                                  patterns, counts, n_distinct, n_background, path_ptr,
                                  feature, lower, upper, missing_branch, missing_mode,
-                                 out_ptr, out_index, out_value, max_u, buffers[c])
-    for c in range(PATH_CHUNKS):
-        out += buffers[c]
+                                 out_ptr, out_index, out_value, target, row_bits, keys,
+                                 slot_of_row, contribution)
 
 
 def tree_interventional_shap(X, patterns, counts, n_distinct, n_background, path_ptr, feature,
                              lower, upper, missing_branch, missing_mode, out_ptr, out_index,
                              out_value, out):
-    kernel = _interventional_by_paths if _few_rows(X.shape[0]) else _interventional_by_rows
-    kernel(X, patterns, counts, n_distinct, n_background, path_ptr, feature, lower, upper,
-           missing_branch, missing_mode, out_ptr, out_index, out_value, _max_length(path_ptr),
-           out)
-    return out
+    args = (patterns, counts, n_distinct, n_background, path_ptr, feature, lower, upper,
+            missing_branch, missing_mode, out_ptr, out_index, out_value)
+    max_u = _max_length(path_ptr)
+
+    def scratch():  # allocated here, so that the kernel compiles no allocators
+        return (np.empty(ROW_BLOCK, np.uint64), np.empty(ROW_BLOCK, np.uint64),
+                np.empty(ROW_BLOCK, np.int64), np.empty((ROW_BLOCK, max_u)))
+
+    work = X.shape[0] * len(feature) * max(1, patterns.shape[1] // 8)
+    return _in_parts(_interventional_parts, X, work, args, out, scratch)
 
 
 tree_interventional_shap.__doc__ = "Numba twin of ``_tree_numpy.tree_interventional_shap``."
@@ -768,7 +812,7 @@ FROM_X = 1
 FROM_Z = 2
 
 
-@njit(cache=True, inline="always")
+@register_jitable(error_model="numpy")
 def _edge_follows(x, node, edge_ptr, edge_lower, edge_upper, missing_branch, missing_mode):
     """Whether the number x follows the edge into ``node``."""
     if _is_missing(x, missing_mode[node]):
@@ -806,13 +850,15 @@ def _edge_rows(f, node, sorted_t, prefix, nan_rows, n_valid, zero_runs, edge_ptr
         into[w] = word
 
 
-@njit(parallel=True, cache=True)
-def _all_edge_rows(sorted_t, prefix, nan_rows, n_valid, zero_runs, feature, edge_ptr,
-                   edge_lower, edge_upper, missing_branch, missing_mode, roots, edge_rows):
-    """edge_rows[i] = the background rows following the edge into node i (roots: none).
-    Worked out for every node at once: filling them as walks reach them was no faster
-    (the background's own walk reaches most) and slowed the walk's inner loop."""
-    for node in prange(len(feature)):
+@njit(cache=True, nogil=True, error_model="numpy")
+def _all_edge_rows(first, stop, sorted_t, prefix, nan_rows, n_valid, zero_runs, feature,
+                   edge_ptr, edge_lower, edge_upper, missing_branch, missing_mode, roots,
+                   edge_rows):
+    """edge_rows[i] = the background rows following the edge into node i (roots: none),
+    for the nodes ``first .. stop - 1``. Worked out for every node at once: filling them
+    as walks reach them was no faster (the background's own walk reaches most) and
+    slowed the walk's inner loop."""
+    for node in range(first, stop):
         if roots[node]:
             edge_rows[node, :] = 0
         else:
@@ -821,7 +867,7 @@ def _all_edge_rows(sorted_t, prefix, nan_rows, n_valid, zero_runs, feature, edge
                        edge_rows[node])
 
 
-@njit(cache=True, inline="always")
+@register_jitable(error_model="numpy")
 def _rows_following(node, rows, edge_rows, into):
     """into = the rows of ``rows`` following the edge into ``node``; returns whether
     there are any."""
@@ -832,7 +878,7 @@ def _rows_following(node, rows, edge_rows, into):
     return some != 0
 
 
-@njit(cache=True, inline="always")
+@register_jitable(error_model="numpy")
 def _all_rows(n_rows, into):
     """into = the set of rows 0 .. n_rows - 1 (bit words)."""
     for w in range(into.shape[0]):
@@ -841,7 +887,7 @@ def _all_rows(n_rows, into):
                    else (np.uint64(1) << np.uint64(max(left, 0))) - np.uint64(1))
 
 
-@njit(cache=True, inline="always")
+@register_jitable(error_model="numpy")
 def _push(node, rows, n_x, n_z, depth, feature, side, top, st_node, st_rows, st_counts,
           st_trail, st_feature, st_side):
     """Push a state of the walk; returns the new stack size."""
@@ -856,7 +902,7 @@ def _push(node, rows, n_x, n_z, depth, feature, side, top, st_node, st_rows, st_
     return top + 1
 
 
-@njit(cache=True, inline="always")
+@register_jitable(error_model="numpy")
 def _leaf_values(node, rows, n_x, n_z, level, n_background, value_ptr, value_index, value,
                  sums):
     """Add what a leaf reached by the background rows ``rows`` gives each feature parted
@@ -879,7 +925,7 @@ def _leaf_values(node, rows, n_x, n_z, level, n_background, value_ptr, value_ind
         sums[level, 1, g] += value[k] * minus
 
 
-@njit(cache=True, inline="always")
+@register_jitable(error_model="numpy")
 def _close_level(level, trail, side_of, sums, out):
     """The walk backs up past the feature parted at trail ``level`` (1-based): every leaf
     below it has been reached, so it takes its share (+ the from-x sum if it came from x,
@@ -899,7 +945,7 @@ def _close_level(level, trail, side_of, sums, out):
     side_of[f] = 0
 
 
-@njit(cache=True)
+@register_jitable(error_model="numpy")
 def _walk_tree(x, root, n_rows, n_background, child_ptr, child, feature, edge_ptr,
                edge_lower, edge_upper, missing_branch, missing_mode, value_ptr, value_index,
                value, edge_rows, side_of, trail, sums, st_node, st_rows, st_counts, st_trail,
@@ -975,7 +1021,7 @@ def _walk_tree(x, root, n_rows, n_background, child_ptr, child, feature, edge_pt
     return out
 
 
-@njit(cache=True)
+@register_jitable(error_model="numpy")
 def _background_tree(root, n_rows, child_ptr, child, value_ptr, value_index, value, edge_rows,
                      st_node, st_rows, current, out):
     """Add the leaf values the ``n_rows`` background rows reach in one tree to ``out``
@@ -1002,7 +1048,11 @@ def _background_tree(root, n_rows, child_ptr, child, value_ptr, value_index, val
                 top += 1
 
 
-@njit(parallel=True, cache=True)
+# The one kernel left with prange: numba's parallel build of this loop ran 1.6x faster than
+# the serial one (1.8 against 2.8 ms for one row of a 100-tree model, the same source,
+# A/B in one process), which repays its extra compile (1.8 s, paid only by calls of
+# fewer than WALK_ROWS rows).
+@njit(parallel=True, cache=True, error_model="numpy")
 def _walk_rows(X, tree_root, n_background, n_rows, child_ptr, child, feature, edge_ptr,
                edge_lower, edge_upper, missing_branch, missing_mode, value_ptr, value_index,
                value, max_depth, max_children, edge_rows, buffers):
@@ -1039,16 +1089,17 @@ def _walk_rows(X, tree_root, n_background, n_rows, child_ptr, child, feature, ed
                            st_side, current, follow, buffers[block, i])
 
 
-@njit(parallel=True, cache=True)
-def _background_sums(tree_root, n_rows, child_ptr, child, value_ptr, value_index, value,
-                     max_depth, max_children, edge_rows, sums):
-    """sums[block] += the leaf values the background rows reach in the block's trees."""
+@njit(cache=True, nogil=True, error_model="numpy")
+def _background_sums(first, stop, tree_root, n_rows, child_ptr, child, value_ptr, value_index,
+                     value, max_depth, max_children, edge_rows, sums):
+    """sums[block] += the leaf values the background rows reach in the trees of blocks
+    ``first .. stop - 1``."""
     n_trees = len(tree_root)
     n_words = edge_rows.shape[1]
     n_blocks = sums.shape[0]
     capacity = (max_depth + 1) * max(max_children, 1) + 2
     per_block = (n_trees + n_blocks - 1) // n_blocks
-    for block in prange(n_blocks):
+    for block in range(first, stop):
         st_node = np.empty(capacity, np.int64)
         st_rows = np.empty((capacity, n_words), np.uint64)
         current = np.empty(n_words, np.uint64)
@@ -1117,12 +1168,16 @@ def _prepare_background(background, trees, n_outputs):
         chunk = np.ascontiguousarray(background[first:first + step].T, dtype=np.float64)
         sorted_t, prefix, nan_rows, n_valid = _run_index(chunk)
         edge_rows = np.empty((len(feature), prefix.shape[2]), np.uint64)
-        _all_edge_rows(sorted_t, prefix, nan_rows, n_valid, _zero_runs(sorted_t, n_valid),
-                       feature, edge_ptr, edge_lower, edge_upper, missing_branch,
-                       missing_mode, roots, edge_rows)
-        _background_sums(tree_root, chunk.shape[1], child_ptr, child, value_ptr,
-                         value_index, value, max_depth, max_children, edge_rows, sums)
-        chunks.append((chunk.shape[1], edge_rows))
+        zero_runs = _zero_runs(sorted_t, n_valid)
+        run_parts(lambda first, stop: _all_edge_rows(
+            first, stop, sorted_t, prefix, nan_rows, n_valid, zero_runs, feature, edge_ptr,
+            edge_lower, edge_upper, missing_branch, missing_mode, roots, edge_rows),
+            len(feature), len(feature) * prefix.shape[2])
+        n_rows = chunk.shape[1]
+        run_parts(lambda first, stop: _background_sums(
+            first, stop, tree_root, n_rows, child_ptr, child, value_ptr, value_index, value,
+            max_depth, max_children, edge_rows, sums), n_blocks, len(feature) * n_rows)
+        chunks.append((n_rows, edge_rows))
     prepared = _PreparedBackground(
         trees=tuple(weakref.ref(a) for a in arrays),
         background=background.copy(), chunks=chunks, sums=sums.sum(axis=0))
