@@ -8,7 +8,13 @@ from skshapley.backends import get_backend
 from skshapley.games._base import Game
 from skshapley.games._response import make_response_function
 from skshapley.utils import chunk_rows
+from skshapley.utils._validation import get_working_memory
 from skshapley.utils._device import resolve_device, to_host
+
+
+# Share of working_memory for one chunk of model input (measured at d = 1000, one row,
+# default budget: the whole call peaked at 1.2x the chunk before this share).
+BATCH_SHARE = 0.75
 
 
 class MarginalGame(Game):
@@ -90,11 +96,18 @@ class MarginalGame(Game):
         m, d = coalitions.shape
         n_rows = self._rows.shape[0]
         n_background = self.background.shape[0]
-        per_coalition = chunk_rows(n_rows * n_background * d * 8, self.working_memory)
+        # the model's input gets BATCH_SHARE of working_memory: the rest is left for the
+        # model's own temporaries and the estimator's arrays, so a call stays within it
+        per_coalition = chunk_rows(n_rows * n_background * d * 8,
+                                   BATCH_SHARE * get_working_memory(self.working_memory))
         outputs = []
+        # one buffer for every chunk: a new one per chunk would hold two chunks at once
+        # (the next allocated before the last released), twice working_memory
+        buffer = np.empty((min(per_coalition, m) * n_rows * n_background, d),
+                          dtype=np.float64)
         for start in range(0, m, per_coalition):
             block = coalitions[start : start + per_coalition]
-            batch = np.empty((block.shape[0] * n_rows * n_background, d), dtype=np.float64)
+            batch = buffer[: block.shape[0] * n_rows * n_background]
             kernels.assemble_masked_batch(self._rows, self.background, block, batch)
             predictions = np.asarray(self.predict(batch), dtype=np.float64)
             predictions = predictions.reshape(block.shape[0], n_rows, n_background, -1)

@@ -40,8 +40,9 @@ def test_marginal_game_is_chunked_by_working_memory(rng):
     full = game.values(coalitions)
     assert calls == [40 * 50]
     calls.clear()
-    # 3 coalitions * 50 rows * 3 features * 8 bytes = 3600 bytes per chunk
-    with config_context(working_memory=3600 / 2**20):
+    # 3 coalitions * 50 rows * 3 features * 8 bytes = 3600 bytes per chunk: 3/4 of
+    # working_memory (the rest is left to the model's temporaries)
+    with config_context(working_memory=4800 / 2**20):
         chunked = game.values(coalitions)
     assert max(calls) == 3 * 50 and sum(calls) == 40 * 50
     np.testing.assert_allclose(chunked, full, rtol=1e-12)
