@@ -4,10 +4,12 @@ one-time notice that kernels are being compiled.
 Threads. The TreeSHAP kernels are serial (``nogil``) functions of a range of parts (row
 blocks, path chunks, trees); :func:`run_parts` runs the ranges on a pool of threads. This
 replaces ``parallel=True``, which doubled what the first call compiles (measured on the
-first interventional explain of a 100-tree model: 15 s of CPU with ``prange``, 7 s
-serially), and lets one compiled kernel serve every layout. Each part writes only its own
-rows or buffer, and callers sum buffers in a fixed order, so the bits do not depend on
-the number of threads.
+first interventional explain of a 100-tree model: 15 s of CPU with ``prange``, 7 s with
+the same kernels serial, 4 s once their helpers were compiled once each and their scratch
+came from the caller), and lets one compiled kernel serve every layout. Each part writes
+only its own rows or buffer, and callers sum buffers in a fixed order, so the bits do
+not depend on the number of threads. Kernels that keep ``prange`` run on this thread
+alone for little work (:func:`threads_for`).
 
 Compilation. Kernels are compiled on their first call with ``cache=True``; numba keeps
 the machine code in ``NUMBA_CACHE_DIR`` when set, else in the package's ``__pycache__``
@@ -23,16 +25,18 @@ import os
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 import numba
 from numba.core import event
 
 _LOGGER = logging.getLogger("skshapley")
 
-# Parts are run on threads only when the call has at least this much work (its unit is
-# the caller's: rows x path elements for TreeSHAP): handing a part to a thread costs
-# tens of microseconds, more than one explained row of a 100-tree model takes.
-PARALLEL_MIN_WORK = 1 << 18
+# Parts are run on threads only when the call has at least this much work, in units of
+# about 30 ns (rows x path elements for TreeSHAP), i.e. from about 2 ms of work on: waking
+# threads costs tens of microseconds, and on a busy machine a thread that is not
+# scheduled stalls the call for a time slice (several ms).
+PARALLEL_MIN_WORK = 1 << 16
 # Ranges per thread: a few, so that a thread finishing early takes another.
 RANGES_PER_THREAD = 4
 
@@ -84,6 +88,25 @@ def run_parts(call, n_parts, work):
     finally:
         for future in futures:  # every range ends before the buffers are read
             future.result()
+
+
+@contextmanager
+def threads_for(work):
+    """Run numba's ``prange`` kernels inside on this thread alone when ``work`` is below
+    ``PARALLEL_MIN_WORK``: waking numba's pool costs more than such a call takes, and on a
+    busy machine a worker that is not scheduled stalls the call for a time slice
+    (measured: one row's path-dependent values took 8 ms instead of 0.3 ms with two
+    threads while other processes held the cores). The previous count is restored in
+    ``finally`` (STYLE.md §5, "Threads")."""
+    if work >= PARALLEL_MIN_WORK:
+        yield
+        return
+    previous = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
 
 
 # -- the one-time notice -------------------------------------------------------------------

@@ -6,10 +6,11 @@ count. With few rows (under 16 blocks, which would leave threads idle) the paths
 split into a fixed number of chunks instead, each with its own output buffer, summed
 afterwards in chunk order (again thread-count independent). The kernels are serial
 (``nogil``) functions of a range of such parts, and ``_numba_runtime.run_parts`` runs the
-ranges on threads: one compiled kernel per game serves both layouts, and only the walk
-(``_walk_rows``) is compiled with ``parallel=True``, which doubles what a first call
-compiles (measured: the first interventional explain of a 100-tree model compiled for
-15 s of CPU with prange kernels, 4 s now).
+ranges on threads: one compiled kernel per game serves both layouts. Only the walk of a
+few rows (``_walk_rows``) loops with ``prange``, where numba's parallel build ran faster
+even on one thread: a prange kernel compiles for about twice as long (measured: the first
+interventional explain of a 100-tree model compiled for 14 s of CPU when every kernel had
+prange, 4 s now).
 Within a block, a row's values along a path depend only on its pattern of satisfied
 splits, so each distinct pattern is worked out once (``_distinct_patterns``), and the
 path-dependent quadrature runs with the patterns innermost so that it vectorises; the
@@ -27,8 +28,7 @@ import numpy as np
 from numba import njit, prange
 from numba.extending import register_jitable
 
-from skshapley.backends._numba_runtime import run_parts
-
+from skshapley.backends._numba_runtime import run_parts, threads_for
 from skshapley.backends._tree_numpy import (
     CATEGORY_SET,
     LEGENDRE_NODES,
@@ -1048,9 +1048,9 @@ def _background_tree(root, n_rows, child_ptr, child, value_ptr, value_index, val
                 top += 1
 
 
-# The one kernel left with prange: numba's parallel build of this loop ran 1.6x faster than
-# the serial one (1.8 against 2.8 ms for one row of a 100-tree model, the same source,
-# A/B in one process), which repays its extra compile (1.8 s, paid only by calls of
+# prange, unlike the other kernels: numba's parallel build of this loop ran 1.6x faster
+# than the serial one (1.8 against 2.8 ms for one row of a 100-tree model, the same source, A/B in
+# one process, one thread), which repays its extra compile (1.8 s, paid only by calls of
 # fewer than WALK_ROWS rows).
 @njit(parallel=True, cache=True, error_model="numpy")
 def _walk_rows(X, tree_root, n_background, n_rows, child_ptr, child, feature, edge_ptr,
@@ -1149,6 +1149,30 @@ def forget_background():
     _PREPARED.last = None
 
 
+def _chunk_edge_rows(chunk, trees, roots, sums):
+    """The rows of a background chunk (columns of ``chunk``) following each edge; adds
+    the leaf values they reach to ``sums`` (one row per block of trees)."""
+    (tree_root, child_ptr, child, feature, edge_ptr, edge_lower, edge_upper, missing_branch,
+     missing_mode, value_ptr, value_index, value, max_depth, max_children) = trees
+    sorted_t, prefix, nan_rows, n_valid = _run_index(chunk)
+    edge_rows = np.empty((len(feature), prefix.shape[2]), np.uint64)
+    zero_runs = _zero_runs(sorted_t, n_valid)
+    work = len(feature) * prefix.shape[2]  # a few word operations per node and word
+
+    def edges(first, stop):
+        _all_edge_rows(first, stop, sorted_t, prefix, nan_rows, n_valid, zero_runs, feature,
+                       edge_ptr, edge_lower, edge_upper, missing_branch, missing_mode, roots,
+                       edge_rows)
+
+    def leaves(first, stop):
+        _background_sums(first, stop, tree_root, chunk.shape[1], child_ptr, child, value_ptr,
+                         value_index, value, max_depth, max_children, edge_rows, sums)
+
+    run_parts(edges, len(feature), work)
+    run_parts(leaves, sums.shape[0], work)
+    return edge_rows
+
+
 def _prepare_background(background, trees, n_outputs):
     last = getattr(_PREPARED, "last", None)
     arrays = trees[:-2]  # the sizes follow from them
@@ -1156,8 +1180,7 @@ def _prepare_background(background, trees, n_outputs):
             and last.background.shape == background.shape
             and np.array_equal(last.background, background, equal_nan=True)):
         return last
-    (tree_root, child_ptr, child, feature, edge_ptr, edge_lower, edge_upper, missing_branch,
-     missing_mode, value_ptr, value_index, value, max_depth, max_children) = trees
+    tree_root, feature = trees[0], trees[3]
     roots = np.zeros(len(feature), np.bool_)
     roots[tree_root] = True
     n_blocks = max(1, min(len(tree_root), PATH_CHUNKS))
@@ -1166,18 +1189,7 @@ def _prepare_background(background, trees, n_outputs):
     step = walk_chunk_rows(background.shape[1], background.shape[0])
     for first in range(0, background.shape[0], step):  # the values are linear in the rows
         chunk = np.ascontiguousarray(background[first:first + step].T, dtype=np.float64)
-        sorted_t, prefix, nan_rows, n_valid = _run_index(chunk)
-        edge_rows = np.empty((len(feature), prefix.shape[2]), np.uint64)
-        zero_runs = _zero_runs(sorted_t, n_valid)
-        run_parts(lambda first, stop: _all_edge_rows(
-            first, stop, sorted_t, prefix, nan_rows, n_valid, zero_runs, feature, edge_ptr,
-            edge_lower, edge_upper, missing_branch, missing_mode, roots, edge_rows),
-            len(feature), len(feature) * prefix.shape[2])
-        n_rows = chunk.shape[1]
-        run_parts(lambda first, stop: _background_sums(
-            first, stop, tree_root, n_rows, child_ptr, child, value_ptr, value_index, value,
-            max_depth, max_children, edge_rows, sums), n_blocks, len(feature) * n_rows)
-        chunks.append((n_rows, edge_rows))
+        chunks.append((chunk.shape[1], _chunk_edge_rows(chunk, trees, roots, sums)))
     prepared = _PreparedBackground(
         trees=tuple(weakref.ref(a) for a in arrays),
         background=background.copy(), chunks=chunks, sums=sums.sum(axis=0))
@@ -1196,8 +1208,11 @@ def tree_interventional_walk(X, background, tree_root, child_ptr, child, feature
     X = np.ascontiguousarray(X, dtype=np.float64)
     n_blocks = max(1, min(len(tree_root), PATH_CHUNKS))
     buffers = np.zeros((n_blocks,) + out.shape)
-    for n_rows, edge_rows in prepared.chunks:
-        _walk_rows(X, tree_root, n_background, n_rows, *trees[1:], edge_rows, buffers)
+    # work in the unit of the path kernels (~30 ns): a node's edge test costs one word
+    # operation per 64 background rows
+    with threads_for(X.shape[0] * len(feature) * ((n_background + 63) // 64)):
+        for n_rows, edge_rows in prepared.chunks:
+            _walk_rows(X, tree_root, n_background, n_rows, *trees[1:], edge_rows, buffers)
     for block in range(n_blocks):
         out += buffers[block]
     base += prepared.sums / n_background

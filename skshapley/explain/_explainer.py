@@ -533,8 +533,18 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                 "feature_perturbation='tree_path_dependent'."
             )
         if getattr(self, "method_", None) == "tree":
-            # this call's codec: the fitted one, widened by values it has not seen
-            codec, X = self._checked_rows(X, finite_policy(self.estimator_), reset=False)
+            # A float64 array that validate_data would pass as it is (the fitted width, all
+            # finite, the explainer fitted without column names or codes) skips it: its
+            # checks took a fifth of a one-row call.
+            if (type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2
+                    and X.shape[0] > 0 and X.shape[1] == self.n_features_in_
+                    and getattr(self, "codec_", None) is None
+                    and not hasattr(self, "feature_names_in_") and np.isfinite(X).all()):
+                codec = None
+            else:
+                # this call's codec: the fitted one, widened by values it has not seen
+                codec, X = self._checked_rows(X, finite_policy(self.estimator_),
+                                              reset=False)
             feature_names = getattr(self.estimator_, "feature_names_in_", None)
             values, base, inter = explain_with_trees(
                 self.tree_ensemble_, self._tree_output_map, X, self.background_,
@@ -576,12 +586,27 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
 
     def _check_tree_efficiency(self, values, base, X, feature_names, codec):
         """TreeSHAP's values of the explained rows must add up to the model's own output
-        (efficiency): the trees were checked on probe and background rows only, and a
-        model that computes more than its trees hold (an estimator we misread) would
-        otherwise be explained wrongly without a word."""
-        predict = _model_response(self.estimator_, self.response_method, feature_names,
-                                  codec)
-        error = mismatch(values.sum(axis=1) + base, self._outputs(predict, X))
+        (efficiency).
+
+        Every row is checked against the ensemble's raw output (``tree_outputs``), which
+        catches a misread path or kernel. The model itself, which catches a model that
+        computes more than its trees hold (an estimator we misread, that would otherwise
+        be explained wrongly without a word), is called on the background at fit, and
+        here on the first rows explained after fit and on every call of at least
+        ``MODEL_CHECK_ROWS`` rows (``model_check_due``): called on every row, its fixed
+        cost made explaining one row several times slower.
+        """
+        # imported here: the rest of this module is edited apart from this check
+        from skshapley.explain._tree import model_check_due, tree_outputs, tree_rows
+
+        sums = values.sum(axis=1) + base
+        ensemble = self.tree_ensemble_
+        rows = tree_rows(ensemble, X, model_rows(feature_names, codec))
+        error = mismatch(sums, tree_outputs(ensemble, rows) @ self._tree_output_map.T)
+        if error is None and model_check_due(ensemble, X.shape[0]):
+            predict = _model_response(self.estimator_, self.response_method, feature_names,
+                                      codec)
+            error = mismatch(sums, self._outputs(predict, X))
         if error is not None:
             raise ValueError(
                 f"TreeSHAP's values of these rows do not add up to the model's output (off "
