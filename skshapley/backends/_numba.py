@@ -8,11 +8,11 @@ the same bits too. No ``fastmath``: games may return ``inf``.
 from __future__ import annotations
 
 import math
-import types
 
 import numpy as np
 from numba import njit, prange
 
+from skshapley.backends._numba_runtime import prange_usable, serial_copy
 from skshapley.backends._numpy import (
     N_MOMENT_FIELDS,
     PHILOX_M0,
@@ -58,15 +58,18 @@ def _compile_twice(function, **options):
     """A serial and a prange-parallel build of the same kernel (results are identical:
     every iteration writes only its own rows).
 
-    The serial build compiles a copy renamed ``<name>_serial``: numba's on-disk cache is
-    keyed by qualified name and signature, not by the ``parallel`` flag, so two builds of
-    one function object would overwrite each other's cache entries.
+    The serial build compiles a copy renamed by :func:`serial_copy`. The parallel one is
+    called through a guard that runs the serial build in a forked child where ``prange``
+    is unsafe (:func:`~skshapley.backends._numba_runtime.prange_usable`).
     """
-    serial = types.FunctionType(function.__code__, function.__globals__,
-                                function.__name__ + "_serial")
-    serial.__qualname__ = function.__qualname__ + "_serial"
-    return (njit(cache=True, nogil=True, **options)(serial),
-            njit(parallel=True, cache=True, **options)(function))
+    serial = njit(cache=True, nogil=True, **options)(serial_copy(function))
+    parallel = njit(parallel=True, cache=True, **options)(function)
+
+    def parallel_unless_forked(*args):
+        # a forked child of a process whose OpenMP pool ran must not enter a prange loop
+        return parallel(*args) if prange_usable() else serial(*args)
+
+    return serial, parallel_unless_forked
 
 
 def _assemble_masked_batch(x, background, coalitions, out):
@@ -782,7 +785,6 @@ def lsspa_subset_gains(factor, target, test_factor, test_target, out):
     return kernel(factor, target, test_factor, test_target, out)
 
 
-@njit(parallel=True, cache=True, error_model="numpy")
 def _rkhs_subset_embeddings(training, background, length_scale, laplace, block, out):
     n, d = training.shape
     b = background.shape[0]
@@ -819,13 +821,17 @@ def _rkhs_subset_embeddings(training, background, length_scale, laplace, block, 
     return out
 
 
+_rkhs_embeddings_serial, _rkhs_embeddings_parallel = _compile_twice(
+    _rkhs_subset_embeddings, error_model="numpy")
+
+
 def rkhs_subset_embeddings(training, background, length_scale, laplace, out):
     """Numba twin of :func:`skshapley.backends._numpy.rkhs_subset_embeddings`: one
     training row per iteration, background in blocks, all subset products of a block
     from their parents (same products, sums in a different order: within round-off)."""
     d = training.shape[1]
     block = int(max(1, min(256, 2**16 >> d)))  # the (2^d, block) products stay in cache
-    return _rkhs_subset_embeddings(np.ascontiguousarray(training, dtype=np.float64),
-                                   np.ascontiguousarray(background, dtype=np.float64),
-                                   np.ascontiguousarray(length_scale, dtype=np.float64),
-                                   bool(laplace), block, out)
+    return _rkhs_embeddings_parallel(np.ascontiguousarray(training, dtype=np.float64),
+                                     np.ascontiguousarray(background, dtype=np.float64),
+                                     np.ascontiguousarray(length_scale, dtype=np.float64),
+                                     bool(laplace), block, out)

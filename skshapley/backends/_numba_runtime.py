@@ -11,6 +11,12 @@ only its own rows or buffer, and callers sum buffers in a fixed order, so the bi
 not depend on the number of threads. Kernels that keep ``prange`` run on this thread
 alone for little work (:func:`threads_for`).
 
+Forks. numba's OpenMP threading layer (GNU libgomp, numba's default where TBB is not
+installed) is not fork-safe: a process forked after its pool started, such as a joblib
+``"multiprocessing"`` worker, is terminated at its first ``prange`` call, and the parent
+waits on it forever. :func:`prange_usable` is false in such a child; the kernels then run
+their serial builds, which give the same bits.
+
 Compilation. Kernels are compiled on their first call with ``cache=True``; numba keeps
 the machine code in ``NUMBA_CACHE_DIR`` when set, else in the package's ``__pycache__``
 when writable, else in the user's cache folder (``~/.cache/numba`` on Linux), so only the
@@ -24,6 +30,7 @@ import logging
 import os
 import sys
 import threading
+import types
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
@@ -42,6 +49,9 @@ RANGES_PER_THREAD = 4
 
 _POOL = None
 _POOL_PID = None
+# Set in a child forked after numba's thread pool started with a layer that is not
+# fork-safe (every layer but TBB); see "Forks" above.
+_FORKED_FROM_POOL = False
 _POOL_LOCK = threading.Lock()
 
 
@@ -55,6 +65,34 @@ def n_threads() -> int:
     if parallel._is_initialized:
         return numba.get_num_threads()
     return numba.config.NUMBA_NUM_THREADS
+
+
+def _after_fork_in_child():
+    global _FORKED_FROM_POOL
+    from numba.np.ufunc import parallel
+
+    if parallel._is_initialized and numba.threading_layer() != "tbb":
+        _FORKED_FROM_POOL = True
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def prange_usable() -> bool:
+    """Whether numba's ``prange`` kernels may run in this process: false in a child
+    forked after the parent's OpenMP or workqueue pool started."""
+    return not _FORKED_FROM_POOL
+
+
+def serial_copy(function):
+    """A copy of the Python ``function`` named ``<name>_serial``, for a serial numba build
+    beside a ``parallel=True`` one: numba's on-disk cache is keyed by qualified name and
+    signature, not by the ``parallel`` flag, so two builds of one function object would
+    overwrite each other's cache entries."""
+    copy = types.FunctionType(function.__code__, function.__globals__,
+                              function.__name__ + "_serial")
+    copy.__qualname__ = function.__qualname__ + "_serial"
+    return copy
 
 
 def _pool():

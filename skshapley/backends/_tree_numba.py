@@ -28,7 +28,12 @@ import numpy as np
 from numba import njit, prange
 from numba.extending import register_jitable
 
-from skshapley.backends._numba_runtime import run_parts, threads_for
+from skshapley.backends._numba_runtime import (
+    prange_usable,
+    run_parts,
+    serial_copy,
+    threads_for,
+)
 from skshapley.backends._tree_numpy import (
     CATEGORY_SET,
     LEGENDRE_NODES,
@@ -1052,8 +1057,7 @@ def _background_tree(root, n_rows, child_ptr, child, value_ptr, value_index, val
 # than the serial one (1.8 against 2.8 ms for one row of a 100-tree model, the same source, A/B in
 # one process, one thread), which repays its extra compile (1.8 s, paid only by calls of
 # fewer than WALK_ROWS rows).
-@njit(parallel=True, cache=True, error_model="numpy")
-def _walk_rows(X, tree_root, n_background, n_rows, child_ptr, child, feature, edge_ptr,
+def _walk_rows_source(X, tree_root, n_background, n_rows, child_ptr, child, feature, edge_ptr,
                edge_lower, edge_upper, missing_branch, missing_mode, value_ptr, value_index,
                value, max_depth, max_children, edge_rows, buffers):
     """Blocks of trees in parallel, each walking its trees for every row into
@@ -1087,6 +1091,18 @@ def _walk_rows(X, tree_root, n_background, n_rows, child_ptr, child, feature, ed
                            missing_mode, value_ptr, value_index, value, edge_rows, side_of,
                            trail, sums, st_node, st_rows, st_counts, st_trail, st_feature,
                            st_side, current, follow, buffers[block, i])
+
+
+_walk_rows_parallel = njit(parallel=True, cache=True, error_model="numpy")(_walk_rows_source)
+# Built only in a forked child where prange is unsafe (see _numba_runtime, "Forks").
+_walk_rows_serial = njit(cache=True, nogil=True, error_model="numpy")(
+    serial_copy(_walk_rows_source))
+
+
+def _walk_rows(*args):
+    if prange_usable():
+        return _walk_rows_parallel(*args)
+    return _walk_rows_serial(*args)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

@@ -432,11 +432,14 @@ def read_xgboost(model):
         link = "logit"
     elif objective.startswith("multi:"):
         link = "softmax"
-    elif objective in ("reg:squarederror", "reg:squaredlogerror", "reg:pseudohubererror",
-                       "reg:absoluteerror", "reg:quantileerror"):
-        link = "identity"
     else:
-        link = "other"
+        # What predict returns decides: the margin itself (the reg:*error objectives,
+        # every rank:* objective, a custom one) is a sum over trees; anything else (exp
+        # of count:poisson, reg:gamma, reg:tweedie and survival:*, the labels of
+        # binary:hinge) is not. A name table refused XGBRanker (issue 28).
+        predicted = booster.predict(matrix, iteration_range=(0, 0 if rounds is None
+                                                             else rounds))
+        link = "identity" if np.array_equal(predicted, raw) else "other"
     classifier = link in ("logit", "softmax")
     return _with_offset(tables, raw, probes, n_features, n_outputs, np.float32, name,
                         classifier, link=link)
@@ -496,8 +499,9 @@ def _lightgbm_categorical(node, left, right, intervals, largest):
             MISSING_NAN)
 
 
-# LightGBM objectives whose prediction is the raw score (besides "regression*")
-_LIGHTGBM_IDENTITY = ("quantile", "huber", "fair", "mape")
+# LightGBM objectives whose prediction is the raw score (besides "regression*"); the
+# ranking ones too (issue 28)
+_LIGHTGBM_IDENTITY = ("quantile", "huber", "fair", "mape", "lambdarank", "rank_xendcg")
 
 
 def read_lightgbm(model):

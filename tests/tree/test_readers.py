@@ -128,3 +128,47 @@ def test_tree_values_that_do_not_add_up_to_the_model_output_are_refused(monkeypa
     explainer.explain(X[:2])  # rows 0 and 1 are untouched
     with pytest.raises(ValueError, match="do not add up to the model's output"):
         explainer.explain(X[:3])
+
+
+@pytest.mark.parametrize("objective", ["rank:pairwise", "rank:ndcg"])
+def test_xgboost_rankers_predict_their_margins_and_are_trees(objective):
+    # XGBRanker's predict is the margin: its objective was refused as a non-identity
+    # link (issue 28). Which objective is identity is read from what predict returns.
+    xgboost = pytest.importorskip("xgboost")
+    X, _ = _data(6)
+    rng = np.random.default_rng(6)
+    relevance = np.clip(np.round(X[:, 0] + X[:, 1] * X[:, 2] + 1.5), 0, 3).astype(int)
+    model = xgboost.XGBRanker(objective=objective, n_estimators=20, max_depth=3,
+                              random_state=0)
+    model.fit(X, relevance, qid=np.repeat(np.arange(30), 10))
+    rows = X[rng.choice(len(X), 8, replace=False)]
+    explainer = ShapleyExplainer(model, prefit=True, method="tree", background=20,
+                                 random_state=0).fit(X)
+    # efficiency: the values add up to predict minus the base value
+    np.testing.assert_allclose(_sums(explainer, rows), model.predict(rows), atol=1e-5)
+    # XGBoost's own TreeSHAP (pred_contribs) of the tree-path-dependent game
+    path = ShapleyExplainer(model, prefit=True, method="tree",
+                            feature_perturbation="tree_path_dependent").fit(X)
+    contribs = model.get_booster().predict(xgboost.DMatrix(rows), pred_contribs=True)
+    explanation = path.explain(rows)
+    np.testing.assert_allclose(explanation.values, contribs[:, :-1], atol=1e-5)
+    np.testing.assert_allclose(explanation.base_values, contribs[:, -1], atol=1e-5)
+    # predict through exp (count:poisson) is still no sum over trees
+    poisson = xgboost.XGBRegressor(objective="count:poisson", n_estimators=5,
+                                   max_depth=3).fit(X, relevance)
+    assert read_model(poisson).link == "other"
+    with pytest.raises(ValueError, match="non-identity link"):
+        ShapleyExplainer(poisson, prefit=True, method="tree", background=20).fit(X)
+
+
+@pytest.mark.parametrize("objective", ["lambdarank", "rank_xendcg"])
+def test_lightgbm_rankers_predict_their_raw_scores_and_are_trees(objective):
+    lightgbm = pytest.importorskip("lightgbm")
+    X, _ = _data(7)
+    relevance = np.clip(np.round(X[:, 0] + X[:, 1] * X[:, 2] + 1.5), 0, 3).astype(int)
+    model = lightgbm.LGBMRanker(objective=objective, n_estimators=20, num_leaves=8,
+                                min_child_samples=5, verbose=-1)
+    model.fit(X, relevance, group=[10] * 30)
+    explainer = ShapleyExplainer(model, prefit=True, background=20, random_state=0).fit(X)
+    assert explainer.method_ == "tree"
+    np.testing.assert_allclose(_sums(explainer, X[:8]), model.predict(X[:8]), atol=1e-9)
