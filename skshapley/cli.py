@@ -303,6 +303,12 @@ def _load_data(path, target, text=False, allow_nan=False):
     y = frame.pop(target)
     if frame.shape[1] == 0:
         raise UsageError(f"{path!r} has no feature columns besides the target {target!r}")
+    # said here, not by a model that takes NaN: HistGradientBoosting's binning failed on
+    # such a column with numpy's "window shape cannot be larger than input array shape"
+    empty = [c for c in frame.columns if frame[c].isna().all()]
+    if empty:
+        raise UsageError(f"feature columns {empty} of {path!r} have no values (every cell "
+                         "is missing); drop them")
     text_columns = [c for c in frame.columns if not is_numeric_dtype(frame[c])]
     if text_columns and not text:
         raise UsageError(

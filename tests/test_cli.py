@@ -756,3 +756,18 @@ def test_help_says_what_model_imports_and_that_outputs_are_overwritten(capsys, c
     assert "MODULE is imported (its code runs)" in text
     assert "not from the current directory" in text
     assert "an existing file is overwritten" in text
+
+
+@pytest.mark.parametrize("command", ["explain", "select", "attribute"])
+def test_an_all_missing_column_is_refused_by_name(tmp_path, capsys, command):
+    # issue 28: explain's default model (HistGradientBoosting, which takes NaN) failed
+    # on it with numpy's "window shape cannot be larger than input array shape"
+    frame = pd.read_csv(_regression_csv(tmp_path, n=20)).assign(empty=np.nan)
+    frame.to_csv(tmp_path / "empty.csv", index=False)
+    code = main([command, "--data", str(tmp_path / "empty.csv"), "--target", "y",
+                 "--output", str(tmp_path / "p.png")])
+    assert code == ExitCode.USAGE_ERROR
+    line = _one_line_error(capsys.readouterr().err)
+    assert re.search(r"feature columns \['empty'\] of '.*empty\.csv' have no values "
+                     r"\(every cell is missing\); drop them$", line)
+    assert not (tmp_path / "p.png").exists()

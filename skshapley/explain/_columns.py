@@ -21,6 +21,40 @@ def _is_plain_numeric(dtype) -> bool:
     return is_numeric_dtype(dtype) and not is_bool_dtype(dtype)
 
 
+class _BoolCodes:
+    """Marks a bool column of a codec: coded 0 for False and 1 for True, as scikit-learn,
+    XGBoost and shap read it, so that a tree model's own splits can be read off the codes
+    (issue 28); NaN when missing."""
+
+    def __repr__(self):
+        return "bool"
+
+
+def _bool_codes(column, name):
+    """0.0/1.0 for the False/True values of ``column``, NaN for its missing ones."""
+    import pandas as pd
+
+    values = column.to_numpy(dtype=object)
+    missing = np.asarray(pd.isna(values), dtype=bool)
+    codes = np.full(len(values), np.nan)
+    codes[~missing] = pd.Index([False, True], dtype=object).get_indexer(values[~missing])
+    if (codes < 0).any():
+        raise ValueError(f"column {name!r} holds {values[codes < 0][0]!r}, but the explainer "
+                         "was fitted on it as a bool column; pass True, False or a missing "
+                         "value.")
+    return codes
+
+
+def _same_categories(dtype, known) -> bool:
+    """Whether ``dtype`` is the categorical ``known``, categories in the same order: the
+    codes are positions among them, and pandas calls two unordered categoricals equal
+    whatever the order of their categories."""
+    import pandas as pd
+
+    return (isinstance(dtype, pd.CategoricalDtype) and dtype.ordered == known.ordered
+            and dtype.categories.equals(known.categories))
+
+
 def _lookup_keys(values):
     """An object array with every missing marker (None, NaN, NA) replaced by NaN: one
     missing value per column, matched alike by every pandas version."""
@@ -35,10 +69,11 @@ class ColumnCodec:
     """Codes for a DataFrame's non-numeric columns (text, categorical, bool, dates).
 
     Numeric columns pass as floats; a pandas categorical column as its category codes
-    (NaN when missing); every other column's values are numbered in order of first
-    appearance, a missing value being a value of its own (one per column: None, NaN and NA in one
-    column all decode to the marker seen first). Codes are exact in float64, so a masked
-    batch decodes to the values it was built from.
+    (NaN when missing); a bool column as 0 and 1 (NaN when missing); every other column's
+    values are numbered in order of first appearance, a missing value being a value of
+    its own (one per column: None, NaN and NA in one column all decode to the marker seen
+    first). Codes are exact in float64, so a masked batch decodes to the values it was
+    built from.
 
     Use :meth:`from_frame` to build one, :meth:`encode` for rows (values not seen before
     get new codes in a widened copy, the codec itself never changes) and :meth:`decode`
@@ -60,7 +95,7 @@ class ColumnCodec:
     def __init__(self, columns, dtypes, categories):
         self.columns = list(columns)
         self.dtypes = list(dtypes)
-        # column index -> values as an object array, or a CategoricalDtype
+        # column index -> values as an object array, a CategoricalDtype or _BoolCodes
         self.categories = dict(categories)
 
     @classmethod
@@ -72,6 +107,7 @@ class ColumnCodec:
         if all(_is_plain_numeric(dtype) for dtype in dtypes):
             return None
         from pandas import CategoricalDtype
+        from pandas.api.types import is_bool_dtype
 
         categories = {}
         for j, dtype in enumerate(dtypes):
@@ -79,17 +115,20 @@ class ColumnCodec:
                 continue
             if isinstance(dtype, CategoricalDtype):
                 categories[j] = dtype
+            elif is_bool_dtype(dtype):
+                categories[j] = _BoolCodes()
             else:
                 categories[j] = np.empty(0, dtype=object)
         return cls(frame.columns, dtypes, categories)
 
     @property
-    def only_categorical(self):
-        """True when every coded column is a pandas categorical: its numbers are the
-        category codes (NaN when missing), as a tree model trained on it reads them."""
+    def codes_are_numbers(self):
+        """True when every coded column is a pandas categorical or bool: its numbers are
+        the category codes or 0/1 (NaN when missing), as a tree model trained on it reads
+        them."""
         import pandas as pd
 
-        return all(isinstance(known, pd.CategoricalDtype)
+        return all(isinstance(known, (pd.CategoricalDtype, _BoolCodes))
                    for known in self.categories.values())
 
     def missing_allowed_in(self, X):
@@ -109,6 +148,36 @@ class ColumnCodec:
             raise ValueError(f"Input {name} contains NaN in a numeric column, which "
                              "the estimator does not accept.")
         return codes
+
+    def with_fitted_categories(self, frame, name="X"):
+        """``frame`` with each categorical column cast to the fitted categorical dtype,
+        for a frame converted from polars or pyarrow: their categoricals convert to pandas
+        ones holding only the categories present in the rows, in order of appearance,
+        so the rows of the fitted frame itself would come back with another dtype. A value
+        that is not among the fitted categories is refused, naming the column."""
+        import pandas as pd
+
+        if list(frame.columns) != self.columns:
+            return frame  # encode says which columns differ
+        recoded = frame
+        for j, known in self.categories.items():
+            column = frame.iloc[:, j]
+            if not isinstance(known, pd.CategoricalDtype) or _same_categories(column.dtype,
+                                                                             known):
+                continue
+            values = pd.Index(column.dropna().unique())
+            unseen = values[~values.isin(known.categories)]
+            if len(unseen):
+                raise ValueError(
+                    f"{name} has the values {unseen.tolist()} in the categorical column "
+                    f"{self.columns[j]!r}, which are not among the categories seen at fit "
+                    f"{known.categories.tolist()}; fit on rows that hold them."
+                )
+            if recoded is frame:
+                recoded = frame.copy()
+            # by value: astype keeps the codes of an unordered categorical it calls equal
+            recoded.isetitem(j, pd.Categorical(column, dtype=known))
+        return recoded
 
     @property
     def encoded_columns(self):
@@ -131,10 +200,18 @@ class ColumnCodec:
                 out[:, j] = column.to_numpy(dtype=np.float64, na_value=np.nan)
                 continue
             known = self.categories[j]
+            if isinstance(known, _BoolCodes):
+                out[:, j] = _bool_codes(column, name)
+                continue
             if isinstance(known, pd.CategoricalDtype):
-                if column.dtype != known:
-                    raise ValueError(f"column {name!r} has dtype {column.dtype}, but the "
-                                     f"explainer was fitted on {known}.")
+                if not _same_categories(column.dtype, known):
+                    said = (f"the categories {column.cat.categories.tolist()}"
+                            if isinstance(column.dtype, pd.CategoricalDtype)
+                            else f"dtype {column.dtype}")
+                    raise ValueError(
+                        f"column {name!r} has {said}, but the explainer was fitted on the "
+                        f"categories {known.categories.tolist()}, in this order; give it "
+                        "that dtype (codes are positions among the categories).")
                 codes = column.cat.codes.to_numpy()
                 # the category codes themselves, NaN for a missing value: what XGBoost
                 # sees, so that a tree model's own splits can be read off these numbers
@@ -170,6 +247,12 @@ class ColumnCodec:
                 missing = np.isnan(column) | (column >= len(known.categories))
                 codes = np.where(missing, -1, np.nan_to_num(column)).astype(np.int64)
                 data[name] = pd.Categorical.from_codes(codes, dtype=known)
+            elif isinstance(known, _BoolCodes):
+                values = column == 1.0
+                if np.isnan(column).any():  # a nullable bool's missing values
+                    values = values.astype(object)
+                    values[np.isnan(column)] = None
+                data[name] = pd.Series(values, dtype=dtype)
             else:
                 data[name] = pd.Series(known.take(column.astype(np.int64)), dtype=dtype)
         return pd.DataFrame(data, columns=self.columns)
@@ -180,6 +263,24 @@ class ColumnCodec:
             return predict(self.decode(X))
 
         return predict_codes
+
+
+def in_fitted_order(estimator, names):
+    """X's column ``names`` in the order of ``estimator.feature_names_in_``, or None when
+    one of those names is not X's.
+
+    Names are matched as the estimator records them: LightGBM replaces every space by
+    "_" (its ``Dataset::set_feature_names``), so the frame it was fitted on matches
+    (issue 28).
+    """
+    fitted = [str(name) for name in estimator.feature_names_in_]
+    as_recorded = [str(name) for name in names]
+    if type(estimator).__module__.split(".")[0] == "lightgbm":
+        as_recorded = [name.replace(" ", "_") for name in as_recorded]
+    position = {name: j for j, name in reversed(list(enumerate(as_recorded)))}
+    if any(name not in position for name in fitted):
+        return None
+    return [names[position[name]] for name in fitted]
 
 
 def model_rows(feature_names, codec):

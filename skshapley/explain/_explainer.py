@@ -14,7 +14,12 @@ from tqdm.auto import tqdm
 
 from skshapley._config import config_context, get_config
 from skshapley.approximators import check_method, check_sampler
-from skshapley.explain._columns import ColumnCodec, check_missing_values_taken, model_rows
+from skshapley.explain._columns import (
+    ColumnCodec,
+    check_missing_values_taken,
+    in_fitted_order,
+    model_rows,
+)
 from skshapley.explain._explanation import Explanation
 from skshapley.explain._function import as_model
 from skshapley.explain._linear import explain_linear, plan_linear
@@ -34,7 +39,7 @@ from skshapley.utils._sklearn_compat import (
     validate_data,
 )
 from skshapley.utils._state import restored_on_failure
-from skshapley.utils._validation import finite_policy, takes_missing_values
+from skshapley.utils._validation import as_pandas_frame, finite_policy, takes_missing_values
 
 
 def _model_response(estimator, response_method, feature_names, codec):
@@ -255,8 +260,9 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         ----------
         X : array-like or DataFrame (n_samples, n_features)
             A DataFrame may have text, categorical, bool and date columns (see
-            ``codec_``; ``method="tree"`` takes numeric and pandas categorical columns,
-            and text columns that HistGradientBoosting encodes itself).
+            ``codec_``; ``method="tree"`` takes numeric, bool and pandas categorical
+            columns, and text columns that HistGradientBoosting encodes itself). A polars
+            DataFrame or pyarrow Table is read as the pandas DataFrame it converts to.
             May hold NaN when the estimator
             takes missing values (scikit-learn's
             ``allow_nan`` tag: HistGradientBoosting, trees, XGBoost, LightGBM, or a
@@ -289,6 +295,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         model, prefit = as_model(self.estimator)
         prefit = self.prefit if prefit is None else prefit
         finite = finite_policy(model)
+        # a polars or pyarrow frame is read, fitted on and explained as pandas
+        X = as_pandas_frame(X)
         codec, X_checked = self._checked_rows(X, finite, reset=True)
         n_features = X_checked.shape[1]
         if self.method not in ("tree", "linear"):  # read off the model, not games
@@ -299,14 +307,17 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             estimator = model
             fitted_names = getattr(estimator, "feature_names_in_", None)
             names = getattr(self, "feature_names_in_", None)
-            if (fitted_names is not None and names is not None
-                    and list(fitted_names) != list(names)):
+            # compared as the model records names (LightGBM: spaces as "_", issue 28)
+            order = None if fitted_names is None or names is None else \
+                in_fitted_order(estimator, list(names))
+            if fitted_names is not None and names is not None and order != list(names):
                 # the model is called on rows rebuilt with its own names: X's columns in
                 # another order would be read as the wrong features
+                fitted_names = [str(name) for name in fitted_names]
                 raise ValueError(
                     f"X has the columns {list(names)}, but the prefit estimator was fitted "
-                    f"on {list(fitted_names)}; pass X with the estimator's columns in its "
-                    f"order, X[{list(fitted_names)}]."
+                    f"on {fitted_names}; pass X with the estimator's columns in its "
+                    f"order, X[{fitted_names if order is None else order}]."
                 )
         else:
             if y is None and get_tags(model).target_tags.required:
@@ -340,13 +351,13 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             )
         tree_plan = None
         if self.method in ("tree", "auto"):
-            # Trees read numbers: a categorical column's codes are what a tree model
-            # trained on the DataFrame splits on (XGBoost), text columns have none, unless
-            # the model encodes its input itself (HistGradientBoosting); the plan's
+            # Trees read numbers: a categorical column's codes (a bool's 0/1) are what a
+            # tree model trained on the DataFrame splits on (XGBoost), text columns have
+            # none, unless the model encodes its input itself (HistGradientBoosting); the plan's
             # cross-check on the background confirms what the trees read.
             plan = plan_tree(estimator, self.response_method, background, outputs,
                              model_rows(feature_names, codec),
-                             codes_are_numbers=codec is None or codec.only_categorical)
+                             codes_are_numbers=codec is None or codec.codes_are_numbers)
             if not isinstance(plan, str):
                 tree_plan, method = plan, "tree"
             elif self.method == "tree":
@@ -402,6 +413,16 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         self.random_seed_ = random_seed
         return self
 
+    @staticmethod
+    def _as_frame(X, codec, name="X"):
+        """A polars or pyarrow frame as pandas, its categorical columns with the
+        categories of ``codec`` (which their conversion does not keep); any other X as
+        it is."""
+        frame = as_pandas_frame(X, name)
+        if frame is not X and codec is not None:
+            frame = codec.with_fitted_categories(frame, name)
+        return frame
+
     def _checked_rows(self, X, finite, *, reset):
         """(codec, float64 rows) of ``X``: a DataFrame with non-numeric columns becomes
         codes (:class:`ColumnCodec`; the codec of this call, widened by values ``fit``
@@ -423,28 +444,29 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
     def _select_background(self, X, rng, finite, codec):
         """(background rows, codec widened by the background's values)."""
         names = getattr(self, "feature_names_in_", None)
-        given = getattr(self.background, "columns", None)
+        background = self._as_frame(self.background, codec, "background")
+        given = getattr(background, "columns", None)
         if names is not None and given is not None and list(given) != list(names):
             # rows are read by position: another order would mix the features up
             raise ValueError(
                 f"The 'background' parameter has the columns {list(given)}, but X has "
                 f"{list(names)}; give it X's columns in X's order, background[{list(names)}]."
             )
-        if isinstance(self.background, Integral):
-            if X.shape[0] <= self.background:
+        if isinstance(background, Integral):
+            if X.shape[0] <= background:
                 return X.copy(), codec
-            rows = np.sort(rng.choice(X.shape[0], size=self.background, replace=False))
+            rows = np.sort(rng.choice(X.shape[0], size=background, replace=False))
             return X[rows], codec
         if codec is not None:
-            if not hasattr(self.background, "columns"):
+            if not hasattr(background, "columns"):
                 raise ValueError(
                     "The 'background' parameter must be a DataFrame with the columns of X, "
-                    f"which has non-numeric columns; got {type(self.background).__name__}."
+                    f"which has non-numeric columns; got {type(background).__name__}."
                 )
-            codec, background = codec.encode(self.background)
+            codec, background = codec.encode(background)
             background = codec.checked(background, finite, "background", min_samples=0)
         else:
-            background = check_array(self.background, dtype=np.float64,
+            background = check_array(background, dtype=np.float64,
                                      ensure_all_finite=finite, ensure_min_samples=0,
                                      input_name="background")
         if background.shape[0] == 0:
@@ -521,6 +543,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         Explanation
         """
         check_is_fitted(self)
+        X = self._as_frame(X, getattr(self, "codec_", None))
         d, k = self.n_features_in_, self.n_outputs_
         inter = None
         # the rows as given, for plots, when the explained numbers stand for text
@@ -633,8 +656,9 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         Returns
         -------
         values : ndarray (n_samples, n_features) or (n_samples, n_features, n_outputs)
-            With ``set_output(transform="pandas")`` a DataFrame whose columns are
-            :meth:`get_feature_names_out` (multi-output values flattened feature-major).
+            With ``set_output(transform="pandas")`` (or ``"polars"``) a DataFrame whose
+            columns are :meth:`get_feature_names_out` (multi-output values flattened
+            feature-major).
         """
         values = self.explain(X).values
         if values.ndim == 3 and get_output_config("transform", self)["dense"] != "default":

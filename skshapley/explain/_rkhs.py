@@ -26,8 +26,9 @@ from skshapley.games._rkhs import (
     subset_table_fits,
 )
 from skshapley.utils import as_generator, chunk_rows
-from skshapley.utils._sklearn_compat import check_feature_names_in, validate_data
+from skshapley.utils._sklearn_compat import check_feature_names_in
 from skshapley.utils._state import restored_on_failure
+from skshapley.utils._validation import validate_numeric_data
 
 MEDIAN_SAMPLE = 1000  # rows used by the median heuristic
 
@@ -323,7 +324,7 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
 
     def _fit(self, X, y):
         self._check_params()
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        X, y = validate_numeric_data(self, X, y, dtype=np.float64, y_numeric=True)
         n, d = X.shape
         penalized = self._resolve_penalized(d)
         rng = as_generator(self.random_state)
@@ -450,7 +451,7 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
     # -- prediction and explanation -----------------------------------------------------
     def predict(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_numeric_data(self, X, dtype=np.float64, reset=False)
         # rows in chunks of working_memory: the (n, n_fit) kernel is never formed whole
         out = np.empty(X.shape[0])
         rows = chunk_rows(8.0 * max(self.X_fit_.shape[0], 1))
@@ -462,7 +463,7 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
 
     def _result(self, X, value):
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_numeric_data(self, X, dtype=np.float64, reset=False)
         value = self.value if value is None else value
         table = None
         if (value == "interventional" and self.kernel != "linear"

@@ -8,9 +8,8 @@ from skshapley.backends import get_backend
 from skshapley.games._base import Game
 from skshapley.games._response import make_response_function
 from skshapley.utils import chunk_rows
-from skshapley.utils._validation import get_working_memory
 from skshapley.utils._device import resolve_device, to_host
-
+from skshapley.utils._validation import get_working_memory
 
 # Share of working_memory for one chunk of model input (measured at d = 1000, one row,
 # default budget: the whole call peaked at 1.2x the chunk before this share).

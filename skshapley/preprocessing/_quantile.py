@@ -26,9 +26,9 @@ from skshapley.utils._sklearn_compat import (
     StrOptions,
     check_feature_names_in,
     fit_context,
-    validate_data,
 )
 from skshapley.utils._state import restored_on_failure
+from skshapley.utils._validation import validate_numeric_data
 
 __all__ = ["MomentQuantileTransformer", "fit_dask"]
 
@@ -204,8 +204,8 @@ class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
         """Sketch every feature of ``X`` (one pass) and solve for the quantiles."""
         # a failed fit leaves a fitted transformer as it was
         with self._state_lock(), restored_on_failure(self):
-            X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan",
-                              reset=True)
+            X = validate_numeric_data(self, X, dtype=np.float64,
+                                      ensure_all_finite="allow-nan", reset=True)
             self._check_settings()
             state = self._ingest(X, sample_weight, (*self._new_sketches(X.shape[1]), 0))
             self._set_state(state)
@@ -228,8 +228,8 @@ class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
         # validate_data sets n_features_in_ and feature_names_in_ before later checks can
         # fail; a failed call must leave neither behind
         with restored_on_failure(self):
-            X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan",
-                              reset=first)
+            X = validate_numeric_data(self, X, dtype=np.float64,
+                                      ensure_all_finite="allow-nan", reset=first)
             self._check_settings()
             if first:
                 state = (*self._new_sketches(X.shape[1]), 0)
@@ -535,8 +535,8 @@ class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
 
     def _check_input(self, X, copy=True):
         check_is_fitted(self)
-        return validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan",
-                             reset=False, copy=copy)
+        return validate_numeric_data(self, X, dtype=np.float64,
+                                     ensure_all_finite="allow-nan", reset=False, copy=copy)
 
     def transform(self, X):
         """Map each feature through its estimated CDF (or to its quantile bin)."""

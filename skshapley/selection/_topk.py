@@ -31,7 +31,7 @@ from skshapley.utils._sklearn_compat import (
     validate_data,
 )
 from skshapley.utils._state import restored_on_failure
-from skshapley.utils._validation import finite_policy, takes_missing_values
+from skshapley.utils._validation import as_pandas_frame, finite_policy, takes_missing_values
 
 IMPORTANCES = ("refit", "performance", "mean_abs_shap")
 SELECTOR_METHODS = ("cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k", "regression",
@@ -290,7 +290,8 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
             of its columns for refits). A DataFrame may have text, categorical, bool and
             date columns, each one feature, when the estimator takes them (e.g. a
             Pipeline that encodes them); importance="performance" mixes rows through
-            their codes, as ``ShapleyExplainer`` does.
+            their codes, as ``ShapleyExplainer`` does. A polars DataFrame or pyarrow
+            Table is read as the pandas DataFrame it converts to.
         y : array-like (n_samples,)
         **fit_params
             Passed to every ``fit`` of the estimator: the fit on the training split and,
@@ -312,13 +313,32 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
 
     # -- fit, step by step --------------------------------------------------------------
     def _fit(self, X, y, **fit_params):
+        # what the constraints cannot say: True is an Integral (k=True was taken as 1)
+        if isinstance(self.k, bool):
+            raise ValueError(
+                "The 'k' parameter of TopKShapleySelector must be an int in the range "
+                "[1, inf) (the number of features to keep) or a float in the range "
+                f"(0.0, 1.0) (the fraction of them); got {self.k!r}."
+            )
+        if isinstance(self.background, bool):
+            raise ValueError(
+                "The 'background' parameter of TopKShapleySelector must be an int >= 1 "
+                f"(rows of the training split); got {self.background!r}."
+            )
+        if self.n_jobs == 0 or isinstance(self.n_jobs, bool):
+            raise ValueError(
+                "The 'n_jobs' parameter of TopKShapleySelector must be a non-zero int (-1: "
+                f"all cores) or None; got {self.n_jobs!r}."
+            )
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None; "
                 "the features are ranked by how much they help predict y."
             )
         # A DataFrame with text, categorical, bool or date columns goes to the model as it
-        # is; its codes (ColumnCodec) stand for it where rows are mixed (performance).
+        # is; its codes (ColumnCodec) stand for it where rows are mixed (performance). A
+        # polars or pyarrow frame goes as pandas: rows and columns are picked with iloc.
+        X = as_pandas_frame(X)
         codec = ColumnCodec.from_frame(X)
         finite = finite_policy(self.estimator)
         if codec is None:

@@ -16,6 +16,20 @@ from sklearn.utils.validation import (  # noqa: F401, E402
 )
 from sklearn.utils.validation import validate_data  # noqa: F401
 
+try:  # scikit-learn >= 1.8 keeps its dataframe checks in a module of their own
+    from sklearn.utils._dataframe import is_polars_df, is_pyarrow_data  # noqa: F401
+except ImportError:  # scikit-learn 1.6 and 1.7
+    from sklearn.utils.validation import _is_polars_df as is_polars_df  # noqa: F401
+
+    def is_pyarrow_data(X):
+        """True for a pyarrow Table, RecordBatch, Array or ChunkedArray, as scikit-learn's
+        check (private in 1.7, missing in 1.6): pyarrow is looked up, never imported."""
+        import sys
+
+        pa = sys.modules.get("pyarrow")
+        return pa is not None and isinstance(
+            X, (pa.Table, pa.RecordBatch, pa.Array, pa.ChunkedArray))
+
 # threadpoolctl is scikit-learn's dependency, not a declared one of ours: taken through
 # here, where scikit-learn's requirements are relied on. scikit-learn keeps one
 # controller per process: a fresh threadpool_limits scans the loaded libraries each time

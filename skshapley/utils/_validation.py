@@ -7,6 +7,7 @@ from numbers import Integral
 import numpy as np
 
 from skshapley._config import get_config
+from skshapley.utils._sklearn_compat import is_polars_df, is_pyarrow_data, validate_data
 
 
 def as_generator(random_state) -> np.random.Generator:
@@ -64,6 +65,104 @@ def chunk_rows(bytes_per_row: float, working_memory: float | None = None) -> int
     """How many rows of ``bytes_per_row`` bytes fit in ``working_memory`` MiB (at least 1)."""
     working_memory = get_working_memory(working_memory)
     return max(1, int(working_memory * 2**20 // max(bytes_per_row, 1)))
+
+
+def as_pandas_frame(X, name="X"):
+    """``X`` as a pandas DataFrame when it is a polars DataFrame or a pyarrow Table or
+    RecordBatch (found by scikit-learn's own checks); any other ``X`` as it is.
+
+    The estimators that read a DataFrame column by column (codes for its text columns,
+    rows and column subsets for refits) read pandas; the converted frame keeps the
+    column names, so ``feature_names_in_`` are the frame's columns, and its dtypes
+    (polars and arrow categoricals become pandas categoricals). Polars converts through
+    pyarrow, so this needs pandas and pyarrow.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skshapley.utils._validation import as_pandas_frame
+    >>> X = np.ones((2, 3))
+    >>> as_pandas_frame(X) is X
+    True
+    """
+    if not (is_polars_df(X) or (is_pyarrow_data(X) and hasattr(X, "column_names"))):
+        return X
+    try:
+        return X.to_pandas()
+    except ImportError as err:  # ModuleNotFoundError is one
+        raise ImportError(
+            f"{name} is a {type(X).__module__.split('.')[0]} {type(X).__name__}, which "
+            "is read as the pandas DataFrame it converts to; that needs pandas and "
+            "pyarrow (pip install pandas pyarrow)."
+        ) from err
+
+
+def validate_numeric_data(estimator, X, *args, **kwargs):
+    """scikit-learn's ``validate_data`` for estimators that take numbers only, whose
+    refusal of text or categories names the column (by name in a DataFrame, else by
+    position) and the value: scikit-learn's own message names the value only ("could
+    not convert string to float: 'blue'").
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from skshapley.utils._validation import validate_numeric_data
+    >>> X = pd.DataFrame({"area": [1.0, 2.0], "colour": ["red", "blue"]})
+    >>> validate_numeric_data(StandardScaler(), X, dtype="float64")
+    Traceback (most recent call last):
+    ...
+    ValueError: X has the value 'red' in the column 'colour', which is not a number; ...
+    """
+    try:
+        return validate_data(estimator, X, *args, **kwargs)
+    except ValueError as err:
+        found = _first_non_numeric(X)
+        if found is None:
+            raise
+        column, value = found
+        raise ValueError(
+            f"X has the value {value!r} in the column {column}, which is not a number; "
+            f"{type(estimator).__name__} takes numeric features only: encode the column "
+            "first (e.g. with a OneHotEncoder in a Pipeline) or drop it."
+        ) from err
+
+
+def _first_non_numeric(X):
+    """(column, value) of the first text value of ``X`` that does not read as a number,
+    the column as its quoted name in a DataFrame or as its index otherwise; None when
+    there is none (other values that are no numbers, complex ones say, are left to
+    scikit-learn's own messages)."""
+    try:
+        X = as_pandas_frame(X)
+    except ImportError:
+        return None
+    if hasattr(X, "columns") and hasattr(X, "iloc"):
+        from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+        columns = ((repr(name), X.iloc[:, j]) for j, name in enumerate(X.columns))
+        columns = ((name, column.to_numpy(dtype=object)) for name, column in columns
+                   if not (is_numeric_dtype(column.dtype) or is_bool_dtype(column.dtype)))
+    else:
+        dtype = getattr(X, "dtype", None)
+        if dtype is not None and dtype.kind in "biufc":
+            return None
+        try:
+            array = np.asarray(X, dtype=object)
+        except (TypeError, ValueError):
+            return None
+        if array.ndim != 2:
+            return None
+        columns = ((f"at index {j}", array[:, j]) for j in range(array.shape[1]))
+    for column, values in columns:
+        for value in values:
+            if not isinstance(value, (str, bytes)):
+                continue
+            try:
+                float(value)
+            except ValueError:
+                return column, value.item() if isinstance(value, np.generic) else value
+    return None
 
 
 def finite_policy(estimator):

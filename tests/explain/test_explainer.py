@@ -388,3 +388,79 @@ def test_infinity_is_refused_even_by_models_that_take_nan():
         explainer.explain(bad)
     with pytest.raises(ValueError, match="infinity"):
         explainer.transform(bad)
+
+
+def _as_container(frame, container):
+    """``frame`` (pandas) as a polars DataFrame or a pyarrow Table; skips the test when
+    the library is missing."""
+    if container == "polars":
+        pl = pytest.importorskip("polars")
+        pytest.importorskip("pyarrow")  # polars converts to pandas through pyarrow
+        return pl.from_pandas(frame)
+    pa = pytest.importorskip("pyarrow")
+    return pa.Table.from_pandas(frame, preserve_index=False)
+
+
+@pytest.mark.parametrize("container", ["polars", "pyarrow"])
+def test_polars_and_pyarrow_frames_are_explained_as_pandas(diabetes, container):
+    # issue 28: a polars frame crashed with AttributeError (iloc). The same model and
+    # seed: the values of the frame's rows are those of the pandas rows, bit for bit.
+    X, y = diabetes
+    model = Ridge().fit(X, y)
+    frame = _as_container(X, container)
+    explainer = ShapleyExplainer(model, prefit=True, method="exact", background=20,
+                                 random_state=0).fit(frame)
+    reference = ShapleyExplainer(model, prefit=True, method="exact", background=20,
+                                 random_state=0).fit(X)
+    assert explainer.feature_names_in_.tolist() == list(X.columns)
+    rows = frame.slice(0, 3) if container == "pyarrow" else frame[:3]
+    np.testing.assert_array_equal(explainer.transform(rows), reference.transform(X.iloc[:3]))
+    assert explainer.explain(rows).feature_names == list(X.columns)
+    # fitted on the frame itself, the model sees the frame's names
+    fitted = ShapleyExplainer(Ridge(), background=20, random_state=0).fit(frame, y)
+    assert fitted.estimator_.feature_names_in_.tolist() == list(X.columns)
+
+
+def test_polars_output(diabetes):
+    pl = pytest.importorskip("polars")
+    pytest.importorskip("pyarrow")
+    X, y = diabetes
+    explainer = ShapleyExplainer(Ridge(), background=20, random_state=0).fit(X, y)
+    values = explainer.transform(X.iloc[:3])
+    explainer.set_output(transform="polars")
+    out = explainer.transform(pl.from_pandas(X.iloc[:3]))
+    assert isinstance(out, pl.DataFrame)
+    assert out.columns == [f"{name}_shap" for name in X.columns]
+    np.testing.assert_array_equal(out.to_numpy(), values)
+
+
+def test_polars_text_and_categorical_columns(rng):
+    # polars converts a categorical to a pandas one holding only the categories of its
+    # rows: rows explained after fit get the fitted categories back
+    pl = pytest.importorskip("polars")
+    pytest.importorskip("pyarrow")
+    from sklearn.compose import make_column_selector, make_column_transformer
+    from sklearn.preprocessing import OneHotEncoder
+
+    n = 80
+    colour = rng.choice(["red", "green", "blue"], n)
+    size = rng.choice(["S", "M", "L"], n)
+    area = rng.normal(size=n)
+    y = area + (colour == "red") + 2.0 * (size == "L")
+    frame = pl.DataFrame({"area": area, "colour": colour, "size": size}).with_columns(
+        pl.col("size").cast(pl.Categorical))
+    encode = make_column_transformer(
+        (OneHotEncoder(), make_column_selector(dtype_exclude="number")),
+        remainder="passthrough")
+    model = make_pipeline(encode, Ridge(alpha=1e-3))
+    explainer = ShapleyExplainer(model, method="exact", background=20,
+                                 random_state=0).fit(frame, y)
+    reference = ShapleyExplainer(model, method="exact", background=20,
+                                 random_state=0).fit(frame.to_pandas(), y)
+    assert explainer.feature_names_in_.tolist() == ["area", "colour", "size"]
+    rows = frame[1:4]  # fewer categories than the whole column
+    np.testing.assert_array_equal(explainer.transform(rows),
+                                  reference.transform(frame.to_pandas().iloc[1:4]))
+    unseen = rows.with_columns(pl.Series("size", ["XL", "S", "M"], dtype=pl.Categorical))
+    with pytest.raises(ValueError, match=r"values \['XL'\] in the categorical column 'size'"):
+        explainer.transform(unseen)

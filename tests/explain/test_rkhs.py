@@ -493,3 +493,27 @@ def test_subset_table_is_kept_only_for_exact_interventional_product_kernels(data
     model = RKHSShapRegressor().fit(X, y)
     model.shapley_values(X[:2], value="observational")
     assert "table" not in model._embedding_cache
+
+
+def _with_text_column(X, as_category=False):
+    import pandas as pd
+
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    frame["c"] = np.where(X[:, 2] > 0, "high", "low").astype(object)
+    if as_category:
+        frame["c"] = frame["c"].astype("category")
+    return frame
+
+
+@pytest.mark.parametrize("kind", ["object", "category", "array"])
+def test_text_columns_are_refused_naming_the_column_and_value(data, kind):
+    # issue 28: the message named the value only ("could not convert string to float")
+    X, y = data
+    frame = _with_text_column(X, as_category=kind == "category")
+    given = frame.to_numpy(dtype=object) if kind == "array" else frame
+    column = "at index 2" if kind == "array" else "'c'"
+    value = frame["c"].iloc[0]
+    with pytest.raises(ValueError, match=rf"X has the value '{value}' in the column "
+                                         rf"{column}, which is not a number; "
+                                         "RKHSShapRegressor takes numeric features only"):
+        RKHSShapRegressor().fit(given, y)

@@ -103,3 +103,38 @@ def test_xgboost_multiclass_auto_response():
                              background=explainer.background_).fit(X)
     np.testing.assert_allclose(explainer.explain(X[:3]).values, exact.explain(X[:3]).values,
                                atol=1e-5)
+
+
+@pytest.mark.parametrize("method", ["tree", "permutation"])
+def test_lightgbm_names_with_spaces_match_the_frame_it_was_fitted_on(method):
+    # LightGBM records "a b" as "a_b": its own frame was refused, and the suggested
+    # X[['a_b', ...]] raised KeyError (issue 28). The names are compared as LightGBM
+    # records them, and the explanation keeps the frame's names.
+    lightgbm = pytest.importorskip("lightgbm")
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(300, 3)), columns=["a b", "c", "d  e"])
+    y = X["a b"] + 2.0 * X["c"] * (X["d  e"] > 0)
+    model = lightgbm.LGBMRegressor(n_estimators=20, num_leaves=8, verbose=-1).fit(X, y)
+    assert list(model.feature_names_in_) == ["a_b", "c", "d__e"]
+    explainer = ShapleyExplainer(model, prefit=True, method=method, max_evals=6,
+                                 background=20, random_state=0).fit(X)
+    assert explainer.method_ == method
+    explanation = explainer.explain(X.iloc[:4])
+    assert explanation.feature_names == ["a b", "c", "d  e"]
+    assert list(explainer.get_feature_names_out()) == ["a b_shap", "c_shap", "d  e_shap"]
+    # efficiency, exact for TreeSHAP and for whole sampled orderings alike
+    np.testing.assert_allclose(explanation.values.sum(axis=1) + explanation.base_values,
+                               model.predict(X.iloc[:4]), atol=1e-9)
+    if method == "tree":
+        exact = ShapleyExplainer(model, prefit=True, method="exact",
+                                 background=explainer.background_).fit(X)
+        np.testing.assert_allclose(explanation.values, exact.explain(X.iloc[:4]).values,
+                                   atol=1e-9)
+    # another order is still refused, with a way out that works
+    reordered = X[["c", "d  e", "a b"]]
+    with pytest.raises(ValueError, match=r"pass X with the estimator's columns in its "
+                                         r"order, X\[\['a b', 'c', 'd  e'\]\]"):
+        ShapleyExplainer(model, prefit=True, method=method, background=20).fit(reordered)
+    ShapleyExplainer(model, prefit=True, method=method, max_evals=6,
+                     background=20).fit(reordered[["a b", "c", "d  e"]])

@@ -459,3 +459,23 @@ def test_more_quantiles_than_rows_warns_as_sklearn(rng):
         warnings.simplefilter("error")
         stream.transform(X)
         assert MomentQuantileTransformer(n_quantiles=10).fit(X).n_quantiles_ == 10
+
+
+@pytest.mark.parametrize("kind", ["object", "category", "array"])
+@pytest.mark.parametrize("method", ["fit", "partial_fit"])
+def test_text_columns_are_refused_naming_the_column_and_value(rng, kind, method):
+    # issue 28: the message named the value only ("could not convert string to float")
+    import pandas as pd
+
+    frame = pd.DataFrame({"income": rng.normal(size=20),
+                          "city": rng.choice(["Oslo", "Lima"], 20).astype(object)})
+    if kind == "category":
+        frame["city"] = frame["city"].astype("category")
+    given = frame.to_numpy(dtype=object) if kind == "array" else frame
+    column = "at index 1" if kind == "array" else "'city'"
+    mqt = MomentQuantileTransformer()
+    with pytest.raises(ValueError, match=rf"X has the value '{frame['city'].iloc[0]}' in "
+                                         rf"the column {column}, which is not a number; "
+                                         "MomentQuantileTransformer takes numeric"):
+        getattr(mqt, method)(given)
+    assert not hasattr(mqt, "n_features_in_")  # the failed call left nothing behind

@@ -378,3 +378,60 @@ def test_refit_with_columns_selected_by_name_says_refits_drop_columns(rng):
     selector = TopKShapleySelector(by_name, k=1, importance="performance", max_evals=8,
                                    random_state=0).fit(frame, y)
     assert selector.get_feature_names_out().tolist() == ["a"]
+
+
+@pytest.mark.parametrize("container", ["polars", "pyarrow"])
+def test_polars_and_pyarrow_frames_are_ranked_as_pandas(linear_data, container):
+    # issue 28: a polars frame crashed with AttributeError (iloc). A tree model's refits
+    # are the same on the converted frame as on the pandas one, so are the values.
+    X, y = linear_data
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(10)])
+    if container == "polars":
+        pl = pytest.importorskip("polars")
+        pytest.importorskip("pyarrow")  # polars converts to pandas through pyarrow
+        converted = pl.from_pandas(frame)
+    else:
+        pa = pytest.importorskip("pyarrow")
+        converted = pa.Table.from_pandas(frame, preserve_index=False)
+    model = DecisionTreeRegressor(max_depth=4, random_state=0)
+    selector = TopKShapleySelector(model, k=2, max_evals=600, random_state=0)
+    reference = TopKShapleySelector(model, k=2, max_evals=600, random_state=0).fit(frame, y)
+    selector.fit(converted, y)
+    assert selector.feature_names_in_.tolist() == list(frame.columns)
+    assert selector.estimator_.feature_names_in_.tolist() == list(frame.columns)
+    np.testing.assert_array_equal(selector.shapley_values_, reference.shapley_values_)
+    assert selector.get_feature_names_out().tolist() == ["f0", "f2"]
+
+
+def test_polars_output_keeps_the_chosen_columns(linear_data):
+    pl = pytest.importorskip("polars")
+    pytest.importorskip("pyarrow")
+    X, y = linear_data
+    frame = pl.DataFrame(X, schema=[f"f{j}" for j in range(10)])
+    selector = TopKShapleySelector(LinearRegression(), k=3, random_state=0)
+    kept = selector.set_output(transform="polars").fit(frame, y).transform(frame[:5])
+    assert isinstance(kept, pl.DataFrame) and kept.columns == ["f0", "f2", "f5"]
+    np.testing.assert_array_equal(kept.to_numpy(), X[:5, [0, 2, 5]])
+
+
+def test_polars_text_columns_are_ranked_as_themselves():
+    pl = pytest.importorskip("polars")
+    pytest.importorskip("pyarrow")
+    frame, y = _text_frame()
+    selector = TopKShapleySelector(_one_hot_ridge(), k=3, importance="performance",
+                                   background=30, max_evals=64, random_state=0)
+    selector.fit(pl.from_pandas(frame), y)
+    assert selector.get_feature_names_out().tolist() == ["district", "area", "kind"]
+
+
+@pytest.mark.parametrize(("params", "match"), [
+    ({"k": True}, r"The 'k' parameter of TopKShapleySelector must be an int .*; got True"),
+    ({"background": True, "importance": "performance"},
+     r"The 'background' parameter of TopKShapleySelector must be an int >= 1 .*got True"),
+    ({"n_jobs": True}, r"The 'n_jobs' parameter of TopKShapleySelector .*; got True"),
+])
+def test_bools_are_refused_where_an_int_is_expected(linear_data, params, match):
+    # issue 28: True is an Integral, and k=True was taken as k=1
+    X, y = linear_data
+    with pytest.raises(ValueError, match=match):
+        TopKShapleySelector(LinearRegression(), **{"k": 2, **params}).fit(X, y)
