@@ -1,7 +1,9 @@
-"""The ``skshapley`` command line (STYLE.md §6: exit codes, one-line errors).
+"""The ``skshapley`` command line (documented exit codes, one-line errors).
 
 ``skshapley explain`` fits a model on a CSV (or scikit-learn's bundled diabetes data),
-explains some rows, prints a ranked table and writes a summary PNG. ``attribute`` splits
+explains some rows, prints a ranked table and writes a summary PNG (and the values,
+``_cli_values``); ``explain`` and ``select`` choose and build their model alike
+(``_cli_model``: the task rule, ``--model-params``, ``--model-file``). ``attribute`` splits
 a linear model's test R² among the features (LS-SPA), ``quantile`` fits a
 MomentQuantileTransformer on a CSV in chunks (``_cli_quantile``), and ``bench`` compares
 the estimators against exact values in seconds (``_cli_bench``).
@@ -10,7 +12,6 @@ the estimators against exact values in seconds (``_cli_bench``).
 from __future__ import annotations
 
 import argparse
-import importlib
 import math
 import os
 import sys
@@ -19,7 +20,7 @@ from enum import IntEnum
 from pathlib import Path
 from types import SimpleNamespace
 
-from skshapley import _cli_bench, _cli_quantile
+from skshapley import _cli_bench, _cli_model, _cli_quantile, _cli_values
 
 
 class ExitCode(IntEnum):
@@ -87,11 +88,6 @@ _n_jobs = _argument_type(int, lambda value: value != 0,
                          "a non-zero integer (N jobs; -1: all cores)", "n_jobs")
 
 
-# --model runs the code of the module it names, as any import does.
-_MODEL_IMPORT = ("MODULE is imported (its code runs) from the installed packages and "
-                 "PYTHONPATH, not from the current directory, also under python -m")
-
-
 def _max_evals(text):
     return "auto" if text == "auto" else _positive_int(text)
 
@@ -118,18 +114,24 @@ def build_parser() -> argparse.ArgumentParser:
     explain = commands.add_parser(
         "explain", help="explain a model's predictions",
         description="Fit a model, explain rows with Shapley values, print a ranked table "
-                    "and write a summary PNG. Without --data it uses scikit-learn's "
-                    "bundled diabetes data. The default model is a "
-                    "HistGradientBoostingRegressor (a ...Classifier for a text target), "
-                    "which takes missing values (NaN) in the features.",
+                    "and write a summary PNG (and, with --values, the values as a CSV). "
+                    "Without --data it uses scikit-learn's bundled diabetes data. The "
+                    "default model is a HistGradientBoostingRegressor, or a "
+                    "HistGradientBoostingClassifier for class labels (see --task), "
+                    "which takes missing values (NaN) in the features; --model-file "
+                    "explains a fitted model saved with skops instead.",
     )
     add_data_arguments(explain)
-    explain.add_argument("--model", metavar="MODULE:CLASS",
-                         help="scikit-learn estimator class, built with no arguments "
-                              "(default sklearn.ensemble:HistGradientBoostingRegressor, "
-                              "or ...Classifier for a text target). " + _MODEL_IMPORT)
-    explain.add_argument("--rows", type=_positive_int, default=20,
-                         help="explain the first N rows (default 20)")
+    _cli_model.add_model_arguments(
+        explain, "sklearn.ensemble:HistGradientBoostingRegressor, or "
+                 "...Classifier for class labels, see --task", model_file=True)
+    explain.add_argument("--rows", type=_positive_int, default=20, metavar="N",
+                         help="explain N rows, sampled at random (seeded by "
+                              "--random-state; kept in the data's order) unless "
+                              "--rows-from start (default 20)")
+    explain.add_argument("--rows-from", choices=["sample", "start"], default="sample",
+                         help="sample (default): N rows drawn at random, so sorted data "
+                              "give more than one class; start: the first N rows")
     explain.add_argument("--method", default="auto",
                          help="auto (default), tree, linear, exact, permutation, kernel, "
                               "leverage, kadd, surrogate, stratified, owen or owen_halved (see "
@@ -144,9 +146,20 @@ def build_parser() -> argparse.ArgumentParser:
                          help="summary plot (default skshapley_summary.png; PATH.png "
                               "for a PATH without suffix; an existing file is "
                               "overwritten)")
+    explain.add_argument("--values", metavar="CSV",
+                         help="write the Shapley values here: one line per explained row "
+                              "(column row: its position among the data rows, from 0), "
+                              "one column per feature (FEATURE[OUTPUT] per feature and "
+                              "output of a model with several outputs) and base_value; an "
+                              "existing file is overwritten")
+    explain.add_argument("--values-errors", action="store_true",
+                         help="also write each value's standard error to --values: a "
+                              "column NAME_se, after base_value, for each feature column "
+                              "NAME (0 for exact methods)")
     explain.add_argument("--random-state", type=_seed, default=0,
-                         help="seed of the background sample, the sampling and the "
-                              "model when it has a random_state (default 0)")
+                         help="seed of the explained rows, the background sample, the "
+                              "sampling and the model when it has a random_state "
+                              "(default 0)")
     explain.add_argument("--n-jobs", type=_n_jobs, default=None,
                          help="parallel jobs over rows (default 1; -1: all cores)")
     explain.add_argument("--backend", default=None,
@@ -237,13 +250,13 @@ def _add_select_parser(commands):
     add_data_arguments(select)
     select.add_argument("--k", type=_k_value, default=5,
                         help="features to keep, or a fraction in (0, 1) (default 5)")
-    select.add_argument("--model", metavar="MODULE:CLASS",
-                        help="scikit-learn estimator class, built with no arguments "
-                             "(default a random forest of 20 trees: "
-                             "sklearn.ensemble:RandomForestRegressor, or ...Classifier for "
-                             "a target with few distinct labels). " + _MODEL_IMPORT)
-    select.add_argument("--importance", default="refit",
-                        help="refit (default), performance or mean_abs_shap")
+    _cli_model.add_model_arguments(
+        select, "a random forest of 20 trees: sklearn.ensemble:RandomForestRegressor, or "
+                "...Classifier for class labels, see --task")
+    select.add_argument("--importance", default="auto",
+                        help="auto (default: LS-SPA for linear least squares, mean |SHAP| "
+                             "where the values have a closed form, else refits within "
+                             "about 5 s), refit, performance or mean_abs_shap")
     select.add_argument("--method", default="cmcs_at_k",
                         help="cmcs_at_k (default), greedy_cmcs, cmcs, sampling_shap_at_k, "
                              "regression or exact")
@@ -268,14 +281,15 @@ def _add_select_parser(commands):
     add_debug_argument(select)
 
 
-def _load_data(path, target, text=False, allow_nan=False):
+def _load_data(path, target, text=False, allow_nan=False, target_required=True):
     """(X, y, feature names) read from a CSV file; pandas parses it. X is a float array,
     or with ``text`` a DataFrame that may keep text columns. With ``allow_nan``, for a
     model that takes missing values, the feature columns may hold NaN (never the target,
-    which the model is fitted on)."""
+    which the model is fitted on). Without ``target_required`` (a fitted model, nothing
+    to fit), ``target`` may be None, and then y is None."""
     import numpy as np
 
-    if target is None:
+    if target is None and target_required:
         raise UsageError("--data needs --target COL, the column to predict")
     try:
         import pandas as pd
@@ -295,12 +309,12 @@ def _load_data(path, target, text=False, allow_nan=False):
     if frame.shape[0] < 2:
         raise UsageError(f"{path!r} has 1 data row; fitting a model and checking it needs "
                          "at least 2")
-    if target not in frame.columns:
+    if target is not None and target not in frame.columns:
         raise UsageError(
             f"target column {target!r} is not in {path!r}; its columns are {list(frame.columns)}"
         )
     _check_typos(frame, path)
-    y = frame.pop(target)
+    y = None if target is None else frame.pop(target)
     if frame.shape[1] == 0:
         raise UsageError(f"{path!r} has no feature columns besides the target {target!r}")
     # said here, not by a model that takes NaN: HistGradientBoosting's binning failed on
@@ -315,11 +329,12 @@ def _load_data(path, target, text=False, allow_nan=False):
             f"non-numeric feature columns in {path!r}: {text_columns}; encode them first "
             "(skshapley explain and select take them as they are)"
         )
-    missing = [c for c in ([] if allow_nan else list(frame.columns)) + [target]
+    missing = [c for c in ([] if allow_nan else list(frame.columns))
+               + ([] if y is None else [target])
                if (frame[c] if c != target else y).isna().any()]
     if missing:
         raise UsageError(f"missing values (NaN) in columns {missing} of {path!r}")
-    if y.nunique() < 2:
+    if y is not None and y.nunique() < 2:
         # Nothing to explain: every feature's value is 0, and a selector "certifies" any
         # choice; a classifier cannot be fitted on one class.
         raise UsageError(f"target column {target!r} of {path!r} has one value "
@@ -330,9 +345,10 @@ def _load_data(path, target, text=False, allow_nan=False):
     if infinite:
         raise UsageError(f"infinite values in columns {infinite} of {path!r}")
     names = [str(c) for c in frame.columns]
+    y = None if y is None else y.to_numpy()
     if text:
-        return frame.set_axis(names, axis=1), y.to_numpy(), names
-    return frame.to_numpy(dtype=float), y.to_numpy(), names
+        return frame.set_axis(names, axis=1), y, names
+    return frame.to_numpy(dtype=float), y, names
 
 
 def _check_typos(frame, path):
@@ -358,45 +374,18 @@ def _check_typos(frame, path):
                 "or leave the cell empty for a missing value")
 
 
-def _load_model(spec, classes=False):
-    """The estimator of ``--model``; by default a HistGradientBoosting regressor, or its
-    classifier with ``classes`` (a text target)."""
-    if spec is None:
-        from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+def _default_explain_model(classification):
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 
-        cls = HistGradientBoostingClassifier if classes else HistGradientBoostingRegressor
-        return cls(random_state=0)
-    module_name, _, class_name = spec.partition(":")
-    if not module_name or not class_name:
-        raise UsageError(f"--model must look like module:Class (e.g. sklearn.linear_model:Ridge); "
-                         f"got {spec!r}")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as err:
-        raise UsageError(f"--model: cannot import module {module_name!r} ({err})") from None
-    cls = getattr(module, class_name, None)
-    if not isinstance(cls, type):
-        # Only a class is called: `os:getcwd` or `builtins:exit` ran before.
-        kind = "" if cls is None else f" ({class_name} is a {type(cls).__name__})"
-        raise UsageError(f"--model: module {module_name!r} has no class {class_name!r}{kind}")
-    from sklearn.base import BaseEstimator
+    cls = HistGradientBoostingClassifier if classification else HistGradientBoostingRegressor
+    return cls(random_state=0)
 
-    if not (issubclass(cls, BaseEstimator)
-            or (hasattr(cls, "fit") and hasattr(cls, "get_params"))):
-        raise UsageError(f"--model: {spec} is not an estimator: give a scikit-learn "
-                         "estimator class (a subclass of sklearn.base.BaseEstimator, or a "
-                         "class with fit and get_params)")
-    try:
-        model = cls()
-    except TypeError as err:
-        raise UsageError(f"--model: {spec} cannot be built without arguments ({err})") from None
-    if not hasattr(model, "fit"):
-        raise UsageError(f"--model: {spec} is not an estimator (it has no fit method)")
-    if type(model).__module__.partition(".")[0] == "lightgbm":
-        # LightGBM logs every fit to stdout (the selector refits hundreds of times) unless
-        # told not to; verbose=-1 is its own switch, kept by clone().
-        model.set_params(verbose=-1)
-    return model
+
+def _load_model(spec, classes=False, params=None):
+    """The estimator of ``--model`` with ``--model-params``; by default a
+    HistGradientBoosting regressor, or its classifier with ``classes``."""
+    return _cli_model.build_model(spec, params, lambda: _default_explain_model(classes),
+                                  UsageError)
 
 
 def _is_text(y):
@@ -415,7 +404,7 @@ def _check_numeric_target(model, y, target):
             "(e.g. sklearn.ensemble:HistGradientBoostingClassifier)")
 
 
-def _print_table(explanation, explainer, out, top=None):
+def _print_table(explanation, explainer, out, top=None, model=None):
     import numpy as np
 
     importance = explanation.mean_abs()
@@ -434,14 +423,19 @@ def _print_table(explanation, explainer, out, top=None):
     base = np.asarray(explainer.expected_value_)
     evaluations = explanation.n_evaluations
     exact = not explanation._is_estimated(slice(None), 0)
-    if not evaluations.any():
-        spent = "none (read off the model)"
+    if evaluations is None or not evaluations.any():
+        # TreeSHAP and the linear closed form call no game: "0" read as "nothing done"
+        spent = "none (exact, read off the model)" if exact else "none (read off the model)"
     else:
         spent = (f"{int(evaluations.min())}" if evaluations.min() == evaluations.max()
                  else f"{int(evaluations.min())}-{int(evaluations.max())}")
+        if exact:
+            spent += " (exact)"
     print(f"method: {explainer.method_}   evaluations per row: {spent}   "
           f"rows: {len(explanation)}   "
           f"base value: {np.array2string(base, precision=4)}", file=out)
+    if model is not None:
+        print(f"model: {model}", file=out)
     if np.ndim(explanation.values) == 2 and outputs:
         print(f"output: {outputs[0]}", file=out)
     if np.ndim(explanation.values) == 3:
@@ -497,10 +491,11 @@ def _seeded(model, seed):
     return model
 
 
-def _check_output_path(path, data=None):
+def _check_output_path(path, data=None, inputs=()):
     """Fail before the work if the plot cannot be written where asked, or would overwrite
-    the ``--data`` file. Returns the name written: matplotlib writes ``PATH.png`` for a
-    PATH without suffix (a device such as /dev/null is written as it is)."""
+    the ``--data`` file (or another of ``inputs``, (option, path) pairs). Returns the
+    name written: matplotlib writes ``PATH.png`` for a PATH without suffix (a device such
+    as /dev/null is written as it is)."""
     from matplotlib.backend_bases import FigureCanvasBase
 
     target = Path(path)
@@ -516,7 +511,8 @@ def _check_output_path(path, data=None):
                          f"use one of {sorted(formats)} (e.g. .png)")
     if not suffix and not _cli_quantile._is_special(path):
         path = f"{path}.png"
-    _cli_quantile.check_distinct([("--output", path)], [("--data", data)], UsageError)
+    _cli_quantile.check_distinct([("--output", path)], [("--data", data), *inputs],
+                                 UsageError)
     return path
 
 
@@ -534,49 +530,91 @@ def _explain(args, out) -> ExitCode:
     methods = ["auto", "tree", "linear", *(name for name in METHODS if name != "auto")]
     if args.method not in methods:
         raise UsageError(f"--method {args.method!r} is not one of {methods}")
-    # The data are read before the default model is chosen (a classifier for a text
-    # target), so NaN is let through first and refused below if that model rejects it.
-    X, y, names, _ = _data_or_diabetes(args, text=True, allow_nan=True)
-    model = _load_model(args.model, classes=args.model is None and _is_text(y))
+    _cli_model.check_model_file_options(args, UsageError)
+    prefit = args.model_file is not None
+    args.output = _check_output_path(args.output, args.data,
+                                     inputs=[("--model-file", args.model_file)])
+    if args.values is not None:
+        _cli_values.check_values_path(args.values, UsageError)
+        _cli_quantile.check_distinct([("--output", args.output), ("--values", args.values)],
+                                     [("--data", args.data), ("--model-file", args.model_file)],
+                                     UsageError)
+    # The data are read before the default model is chosen (a classifier for class
+    # labels), so NaN is let through first and refused below if that model rejects it.
+    X, y, names, source = _data_or_diabetes(args, text=True, allow_nan=True,
+                                            target_required=not prefit)
+    if prefit:
+        model = _cli_model.load_model_file(args.model_file, args.trust, UsageError)
+        X, names = _cli_model.columns_for_model(model, X, names, source, UsageError)
+        about = f"{type(model).__name__}, fitted, from {args.model_file}"
+    else:
+        classes = _cli_model.is_classification(y, args.task)
+        model = _load_model(args.model, classes=classes, params=args.model_params)
+        _cli_model.check_model_task(model, args.task, UsageError)
+        _cli_model.check_target(y, args.task, args.target or "target", UsageError)
+        about = type(model).__name__
+        if args.model is None:
+            about += f", {_cli_model.describe_task(y, args.task, args.target or 'target')}"
     missing = [c for c in getattr(X, "columns", []) if X[c].isna().any()]
     if missing and finite_policy(model) != "allow-nan":
         raise UsageError(f"missing values (NaN) in columns {missing} of {args.data!r}, which "
                          f"{type(model).__name__} does not take; impute them, or choose a "
                          "--model that takes them (e.g. the default, "
                          "sklearn.ensemble:HistGradientBoostingRegressor)")
-    _check_numeric_target(model, y, args.target)
-    model, X = _with_text_encoded(_seeded(model, args.random_state), X)
-    args.output = _check_output_path(args.output, args.data)
+    if not prefit:
+        _check_numeric_target(model, y, args.target)
+        model, X = _with_text_encoded(_seeded(model, args.random_state), X)
+    if args.values is not None:
+        # a feature named like a column of values is refused before the work
+        _cli_values.value_columns(names, None, args.values_errors, UsageError)
+    rows = _explained_rows(len(X), args.rows, args.rows_from, args.random_state)
     explainer = ShapleyExplainer(
-        model, method=args.method, max_evals=args.max_evals, tol=args.tol,
-        background=args.background, n_jobs=_n_workers(args.n_jobs, min(args.rows, len(X))),
+        model, prefit=prefit, method=args.method, max_evals=args.max_evals, tol=args.tol,
+        background=args.background, n_jobs=_n_workers(args.n_jobs, len(rows)),
         random_state=args.random_state,
         # a bar on a terminal by default: explaining many columns takes a while
         progress=args.progress if args.progress is not None else sys.stderr.isatty(),
     )
     with config_context(backend=args.backend):
         explainer.fit(X, y)
-        explanation = explainer.explain(X[: args.rows] if isinstance(X, np.ndarray)
-                                        else X.iloc[: args.rows])
+        explanation = explainer.explain(X[rows] if isinstance(X, np.ndarray)
+                                        else X.iloc[rows])
     explanation.feature_names = names
     title = f"SHAP summary: {type(model).__name__}, {len(explanation)} rows"
     if explanation.values.ndim == 3 and explanation.output_names:
         title += f", output {explanation.output_names[0]}"
     figure = explanation.plot.summary(title=title)
-    # The plot is saved before the table is printed, so a closed pipe on stdout
-    # (`skshapley explain | head -3`) still leaves the PNG.
+    # The plot and the values are saved before the table is printed, so a closed pipe on
+    # stdout (`skshapley explain | head -3`) still leaves them.
     _save_figure(figure, args.output, tight=False)
-    _print_table(explanation, explainer, out, top=args.top)
+    if args.values is not None:
+        _cli_values.write_values(args.values, explanation, rows, args.values_errors,
+                                 UsageError)
+    _print_table(explanation, explainer, out, top=args.top, model=about)
     print(f"summary plot written to {args.output}", file=out)
+    if args.values is not None:
+        print(f"values written to {args.values}", file=out)
     return ExitCode.OK
 
 
-def _data_or_diabetes(args, text=False, allow_nan=False):
+def _explained_rows(n_rows, n_wanted, rows_from, seed):
+    """Positions of the explained rows, ascending: ``n_wanted`` drawn without replacement
+    (seeded) from ``n_rows``, or the first ones with ``rows_from="start"``. The first rows
+    of data sorted by the target are often one class."""
+    import numpy as np
+
+    if n_wanted >= n_rows or rows_from == "start":
+        return np.arange(min(n_wanted, n_rows))
+    return np.sort(np.random.default_rng(seed).choice(n_rows, size=n_wanted, replace=False))
+
+
+def _data_or_diabetes(args, text=False, allow_nan=False, target_required=True):
     """(X, y, feature names, source name) from ``--data``/``--target``, or scikit-learn's
     diabetes data; X and y are NumPy arrays (so only ``--data`` needs pandas), except a
     CSV read with ``text``, which stays a DataFrame."""
     if args.data is not None:
-        return (*_load_data(args.data, args.target, text, allow_nan), args.data)
+        return (*_load_data(args.data, args.target, text, allow_nan, target_required),
+                args.data)
     if args.target is not None:
         raise UsageError("--target needs --data CSV")
     from sklearn.datasets import load_diabetes
@@ -639,6 +677,12 @@ def _attribute(args, out) -> ExitCode:
     print(f"data: {source}   train rows: {len(y_train)}   test rows: {len(y_test)}   "
           f"alpha: {result.alpha:g}", file=out)
     print(f"test R²: {result.r2:.4f} (baseline: training mean)   method: {detail}", file=out)
+    is_classes, reason = _cli_model.target_kind(y)
+    if is_classes:
+        # the task rule of explain and select, said here: LS-SPA splits a regression's R²
+        print(f"note: target {args.target!r} holds {reason}, which explain and select "
+              "read as class labels; attribute fits a least-squares regression all the "
+              "same", file=out)
     order = np.argsort(-result.attribution, kind="stable")
     width = max(len("feature"), *(len(name) for name in names))
     print(f"{'rank':>4}  {'feature':<{width}}  {'share of R²':>12}  {'± 95 %':>8}", file=out)
@@ -658,20 +702,17 @@ def _as_float_target(y):
         raise UsageError("the target column must be numeric for a regression") from None
 
 
-def _select_model(spec, y):
-    import numpy as np
+def _select_model(spec, y, task="auto", params=None):
+    def default():
+        from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
-    if spec is not None:
-        return _load_model(spec)
-    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+        # The global games of the top-k paper (Kolpaczki, Nielen & Hüllermeier 2025,
+        # Sec. 6) use forests of 20 trees.
+        classes = _cli_model.is_classification(y, task)
+        cls = RandomForestClassifier if classes else RandomForestRegressor
+        return cls(n_estimators=20, random_state=0)
 
-    # The paper's global game uses forests of 20 trees (§4.6); a target with few distinct
-    # integer or text labels is treated as classes.
-    labels = np.unique(y)
-    is_classes = (not hasattr(y, "dtype") or y.dtype.kind in "OSUb"
-                  or (y.dtype.kind in "iu" and len(labels) <= 20))
-    cls = RandomForestClassifier if is_classes else RandomForestRegressor
-    return cls(n_estimators=20, random_state=0)
+    return _cli_model.build_model(spec, params, default, UsageError)
 
 
 def _check_budget(args, n_features):
@@ -713,7 +754,10 @@ def _select(args, out) -> ExitCode:
                          "validate on and 2 to train on, after the 25 % split)")
     if isinstance(args.k, int) and args.k > X.shape[1]:
         raise UsageError(f"--k {args.k} is more than the {X.shape[1]} features of {source!r}")
-    model, X = _with_text_encoded(_seeded(_select_model(args.model, y), args.random_state), X)
+    model = _select_model(args.model, y, args.task, args.model_params)
+    _cli_model.check_model_task(model, args.task, UsageError)
+    _cli_model.check_target(y, args.task, args.target or "target", UsageError)
+    model, X = _with_text_encoded(_seeded(model, args.random_state), X)
     _check_budget(args, X.shape[1])
     args.output = _check_output_path(args.output, args.data)
     selector = TopKShapleySelector(
@@ -740,7 +784,9 @@ def _select(args, out) -> ExitCode:
         status = "the PAC rule does not hold (raise --epsilon)"
     else:
         status = "the PAC rule does not hold yet (raise --max-evals or --epsilon)"
-    print(f"data: {source}   model: {type(model).__name__}   importance: "
+    task = "" if args.model is not None else \
+        f", {_cli_model.describe_task(y, args.task, args.target or 'target')}"
+    print(f"data: {source}   model: {type(model).__name__}{task}   importance: "
           f"{args.importance}   method: {selector.method_}", file=out)
     print(f"kept {selector.k_} of {len(names)} features with {selector.n_evaluations_} "
           f"evaluations; {status}", file=out)

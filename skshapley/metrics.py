@@ -134,10 +134,12 @@ def _empirical_quantiles(x, p):
 
 
 def quantile_niae(x, estimate, p=None):
-    """Normalised integrated absolute error of estimated quantiles (ALGORITHMS.md §7.6).
+    r"""Normalised integrated absolute error of estimated quantiles (Mitchell, Frank &
+    Holmes 2021, Sec. 8.1).
 
-    NIAE = (1/(b - a)) * integral_0^1 |q_hat(p) - F_n^{-1}(p)| dp, with (a, b) the range of
-    ``x`` and F_n^{-1}(p) the sorted element at index floor(n p) (clipped to n - 1). The
+    :math:`\mathrm{NIAE} = \frac{1}{b - a} \int_0^1 |\hat q(p) - F_n^{-1}(p)| \, dp`, with
+    (a, b) the range of ``x`` and :math:`F_n^{-1}(p)` the sorted element at index
+    :math:`\lfloor n p \rfloor` (clipped to n - 1). The
     integral is the mean over the grid ``p`` (default 1000 equally spaced points in
     [0, 1], at which ``estimate`` must be given). Clipped at 1; 0 for a constant column
     estimated exactly. (Not to be confused with :func:`niae`, the Shapley error.)
@@ -176,7 +178,7 @@ def rank_error(x, estimate, p=None):
     answers score 0 also on tied data (with mid-ranks, every estimator is charged up to
     half an atom's mass on columns such as Poisson counts). For untied data this is
     Gan et al.'s ``|rank(q_hat_p)/n - p|``. The default ``p`` is their 21 probabilities
-    {0.01, 0.05, 0.10, ..., 0.95, 0.99} (ALGORITHMS.md §7.6).
+    {0.01, 0.05, 0.10, ..., 0.95, 0.99} (Gan et al. 2018).
 
     Examples
     --------

@@ -55,8 +55,8 @@ def _check_default_output(captured, tmp_path, n_rows):
     # 2**10 coalitions fit the default budget: exact values, no standard errors
     # the default model is a tree ensemble: "auto" explains it exactly with TreeSHAP,
     # without model calls per row
-    assert re.match(rf"method: tree\s+evaluations per row: none \(read off the model\)\s+"
-                    rf"rows: {n_rows}\s+base value: \d+\.\d+$", header)
+    assert re.match(rf"method: tree\s+evaluations per row: none \(exact, read off the "
+                    rf"model\)\s+rows: {n_rows}\s+base value: \d+\.\d+$", header)
     table = _table(captured.out)
     assert sorted(name for name, _, _ in table) == DIABETES
     importance = [value for _, value, _ in table]
@@ -72,6 +72,8 @@ def test_defaults_are_the_documented_ones():
     assert (args.data, args.target, args.model, args.rows, args.method, args.max_evals,
             args.background, args.output, args.random_state) == (
         None, None, None, 20, "auto", "auto", 100, "skshapley_summary.png", 0)
+    assert (args.task, args.rows_from, args.values, args.model_params, args.model_file) == (
+        "auto", "sample", None, None, None)
     model = cli._load_model(None)
     assert type(model).__name__ == "HistGradientBoostingRegressor"
     assert model.get_params()["random_state"] == 0

@@ -51,7 +51,8 @@ def test_select_on_csv_prints_chosen_features_and_writes_png(tmp_path, csv_path,
 def test_select_with_refits_and_a_budget(tmp_path, csv_path, capsys):
     code = main(["select", "--data", str(csv_path), "--target", "target", "--k", "0.34",
                  "--model", "sklearn.tree:DecisionTreeRegressor", "--method", "greedy_cmcs",
-                 "--max-evals", "40", "--output", str(tmp_path / "p.png")])
+                 "--importance", "refit", "--max-evals", "40",
+                 "--output", str(tmp_path / "p.png")])
     captured = capsys.readouterr()
     assert code == ExitCode.OK, captured.err
     assert "method: greedy_cmcs" in captured.out
@@ -93,7 +94,7 @@ def test_select_samples_every_feature_at_the_smallest_budget(tmp_path, csv_path,
     # 6 features: v(∅), v(N) and one CMCS round of 7 evaluations
     code = main(["select", "--data", str(csv_path), "--target", "target", "--k", "2",
                  "--model", "sklearn.tree:DecisionTreeRegressor", "--max-evals", "9",
-                 "--output", str(tmp_path / "p.png")])
+                 "--importance", "refit", "--output", str(tmp_path / "p.png")])
     captured = capsys.readouterr()
     assert code == ExitCode.OK, captured.err
     assert "with 9 evaluations" in captured.out

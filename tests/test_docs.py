@@ -68,3 +68,17 @@ def test_docs_build_without_warnings(tmp_path):
     assert (html / "auto_examples" / "plot_tree_interactions.html").exists()
     assert (html / "benchmark_results" / "quantile.html").exists()
     assert "MomentQuantileTransformer" in (html / "api.html").read_text()
+
+
+def test_no_references_to_internal_documents():
+    # Readers cannot follow "§N" or the names of the developers' internal documents: cite
+    # the paper (author, year, section) or a user-guide page instead (issue 29).
+    generated = {"_build", "generated", "auto_examples"}
+    files = [*(ROOT / "skshapley").rglob("*.py"),
+             *(p for p in DOC.rglob("*.rst") if not generated & set(p.relative_to(DOC).parts)),
+             *(ROOT / "examples").glob("*.py"), ROOT / "README.md"]
+    found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+             for path in files
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if any(word in line for word in ("§", "DESIGN.md", "ALGORITHMS.md", "STYLE.md"))]
+    assert not found, "\n".join(found)

@@ -8,6 +8,7 @@ import matplotlib.image as mpimg  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from matplotlib.colors import to_rgba  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from skshapley import Explanation, MomentQuantileTransformer, plotting  # noqa: E402
@@ -59,12 +60,21 @@ def test_every_plot_renders_to_a_non_empty_png(explanation, sampled_result, tmp_
     y_train = X_train @ [1.0, 0.5, 0.0] + rng.normal(size=200)
     y_test = X_test @ [1.0, 0.5, 0.0] + rng.normal(size=100)
     attribution = lsspa(X_train, X_test, y_train, y_test)
+    multi_output = Explanation(rng.normal(size=(30, 4, 3)), np.zeros((30, 3)),
+                               rng.normal(size=(30, 4)), list("abcd"),
+                               std_errors=np.full((30, 4, 3), 0.05),
+                               output_names=["setosa", "versicolor", "virginica"])
     drawings = {
         "bar": lambda: plotting.bar(explanation).figure,
         "beeswarm": lambda: plotting.beeswarm(explanation).figure,
         "waterfall": lambda: plotting.waterfall(explanation, 3).figure,
         "summary": lambda: plotting.summary(explanation),
         "dependence": lambda: plotting.dependence(explanation, "age", color_by="bmi").figure,
+        "dependence_auto": lambda: plotting.dependence(explanation, "age").figure,
+        "heatmap": lambda: plotting.heatmap(explanation).figure,
+        "decision": lambda: plotting.decision(explanation).figure,
+        "decision_one_row": lambda: plotting.decision(explanation, 2).figure,
+        "bar_stacked": lambda: plotting.bar(multi_output, output=None).figure,
         "convergence_values": lambda: plotting.convergence(sampled_result).figure,
         "convergence_error": lambda: plotting.convergence(sampled_result, kind="error",
                                                           label="mc").figure,
@@ -82,6 +92,12 @@ def test_a_blank_figure_fails_the_png_check(tmp_path):
 
 
 # --- dependence -----------------------------------------------------------------------
+def _histogram_axes(ax):
+    (below,) = [a for a in ax.figure.axes
+                if a is not ax and a.get_shared_x_axes().joined(a, ax)]
+    return below
+
+
 def test_dependence_points_are_value_against_phi_with_95_percent_bars(explanation):
     ax = plotting.dependence(explanation, 3)
     offsets = ax.collections[-1].get_offsets()
@@ -89,15 +105,100 @@ def test_dependence_points_are_value_against_phi_with_95_percent_bars(explanatio
     np.testing.assert_array_equal(offsets[:, 1], explanation.values[:, 3])
     segments = np.array(ax.containers[0].lines[2][0].get_segments())  # (rows, 2, xy)
     np.testing.assert_allclose((segments[:, 1, 1] - segments[:, 0, 1]) / 2, Z95 * 0.05)
-    assert ax.get_xlabel() == "s5" and ax.get_ylabel() == "SHAP value of s5"
+    # the x axis is labelled under the histogram
+    assert _histogram_axes(ax).get_xlabel() == "s5" and ax.get_ylabel() == "SHAP value of s5"
 
 
-def test_dependence_colours_by_the_rank_of_another_feature(explanation):
+def test_dependence_draws_a_histogram_of_the_feature_underneath(explanation):
+    ax = plotting.dependence(explanation, "age", color_by=None)
+    below = _histogram_axes(ax)
+    assert len(ax.figure.axes) == 2  # the scatter and the histogram, no colour bar
+    heights = [p.get_height() for p in below.patches]
+    assert sum(heights) == 40  # every row counted once
+    edges = sorted({p.get_x() for p in below.patches})
+    assert edges[0] == explanation.data[:, 0].min()
+    np.testing.assert_allclose(below.patches[0].get_facecolor(), to_rgba("lightgrey"))
+    # below the scatter, smaller, and the scatter's x tick labels are left to it
+    ax.figure.canvas.draw()  # the divider places the axes when drawing
+    assert below.get_position().y1 <= ax.get_position().y0
+    assert below.get_position().height < ax.get_position().height / 3
+    assert not any(t.get_visible() and t.get_text() for t in ax.get_xticklabels())
+    no_histogram = plotting.dependence(explanation, "age", color_by=None, histogram=False)
+    assert len(no_histogram.figure.axes) == 1 and no_histogram.get_xlabel() == "age"
+
+
+def test_dependence_histogram_counts_rows_with_a_missing_value_at_their_slot(explanation):
+    data = explanation.data.copy()
+    data[::4, 0] = np.nan
+    e = Explanation(explanation.values, explanation.base_values, data,
+                    explanation.feature_names)
+    below = _histogram_axes(plotting.dependence(e, "age", color_by=None))
+    missing_bar = below.patches[-1]
+    assert missing_bar.get_height() == 10
+    slot = plotting.dependence(e, "age", color_by=None).collections[-1].get_offsets()[0, 0]
+    assert missing_bar.get_x() + missing_bar.get_width() / 2 == pytest.approx(slot)
+    assert sum(p.get_height() for p in below.patches) == 40
+
+
+def test_dependence_colours_by_the_values_of_another_feature(explanation):
     ax = plotting.dependence(explanation, "age", color_by="bmi")
-    shades = ax.collections[-1].get_array()
-    ranks = stats.rankdata(explanation.data[:, 1]) - 1
-    np.testing.assert_allclose(shades, ranks / ranks.max())
-    assert ax.figure.axes[-1].get_ylabel() == "bmi"
+    points = ax.collections[-1]
+    np.testing.assert_array_equal(points.get_array(), explanation.data[:, 1])
+    assert (points.norm.vmin, points.norm.vmax) == tuple(
+        np.percentile(explanation.data[:, 1], [5, 95]))
+    colorbar_axes = ax.figure.axes[-1]
+    assert colorbar_axes.get_ylabel() == "bmi"
+    np.testing.assert_allclose(colorbar_axes.get_ylim(),
+                               np.percentile(explanation.data[:, 1], [5, 95]))
+    assert points.colorbar.extend == "both"
+
+
+def test_dependence_colours_by_the_strongest_interaction_by_default(rng):
+    # phi_0 = x0 (1 + 2 x2): at equal x0, x2 explains the spread; x1 is noise.
+    data = rng.normal(size=(300, 4))
+    values = np.column_stack([data[:, 0] * (1 + 2 * data[:, 2]), data[:, 1],
+                              0.5 * data[:, 2], 0.1 * data[:, 3]])
+    e = Explanation(values, np.zeros(300), data, ["a", "b", "c", "d"])
+    ax = plotting.dependence(e, "a")
+    assert ax.figure.axes[-1].get_ylabel() == "c"
+    np.testing.assert_array_equal(ax.collections[-1].get_array(), data[:, 2])
+    # SHAP interaction values, where the explanation has them, decide instead
+    interactions = np.zeros((300, 4, 4))
+    interactions[:, 0, 3] = interactions[:, 3, 0] = 0.7
+    with_interactions = Explanation(values, np.zeros(300), data, ["a", "b", "c", "d"],
+                                    interactions=interactions)
+    assert plotting.dependence(with_interactions, "a").figure.axes[-1].get_ylabel() == "d"
+    # color_by=None: one colour, no colour bar
+    plain = plotting.dependence(e, "a", color_by=None)
+    assert plain.collections[-1].get_array() is None and len(plain.figure.axes) == 2
+
+
+def test_the_interaction_heuristic_picks_what_shap_picks(rng):
+    shap = pytest.importorskip("shap")
+    data = rng.normal(size=(500, 5))
+    values = data * [1.0, 0.5, 0.2, 0.3, 0.1]
+    values[:, 0] += 0.8 * data[:, 0] * data[:, 3] + 0.3 * data[:, 0] * data[:, 1]
+    values[:, 2] += data[:, 2] * data[:, 4]
+    e = Explanation(values, np.zeros(500), data, list("abcde"))
+    for j in range(5):
+        expected = shap.utils.approximate_interactions(j, values, data)[0]
+        ours = plotting._strongest_interaction(e, values, j, 0)
+        assert ours == expected, j
+
+
+def test_dependence_colours_a_nominal_feature_by_category():
+    codes = np.array([[0.1, 0.0], [0.2, 1.0], [0.3, 2.0], [0.4, 0.0], [0.5, np.nan]])
+    display = np.array([[0.1, "red"], [0.2, "green"], [0.3, "blue"], [0.4, "red"],
+                        [0.5, None]], dtype=object)
+    e = Explanation(np.arange(10.0).reshape(5, 2), np.zeros(5), codes, ["size", "colour"],
+                    display_data=display)
+    ax = plotting.dependence(e, "size", color_by="colour")
+    points = ax.collections[-1]
+    # categories in order of appearance; the missing one masked (grey)
+    np.testing.assert_array_equal(points.get_array().filled(-1), [0, 1, 2, 0, -1])
+    colorbar_axes = ax.figure.axes[-1]
+    assert [t.get_text() for t in colorbar_axes.get_yticklabels()] == ["red", "green", "blue"]
+    assert colorbar_axes.get_ylabel() == "colour"
 
 
 def test_dependence_without_errors_draws_no_error_bars(explanation):
@@ -136,7 +237,9 @@ def test_dependence_puts_a_missing_category_one_slot_left_of_the_codes():
                                           dtype=object))
     ax = plotting.dependence(e, 0)
     np.testing.assert_array_equal(ax.collections[-1].get_offsets()[:, 0], [0, 1, -1, 2])
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["red", "green", "blue"]
+    below = _histogram_axes(ax)
+    assert [t.get_text() for t in below.get_xticklabels()] == ["red", "green", "blue"]
+    assert [p.get_height() for p in below.patches] == [1, 1, 1, 1]  # and 1 missing
     assert [t.get_text() for t in ax.child_axes[0].get_xticklabels()] == ["missing (1)"]
 
 

@@ -5,6 +5,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from matplotlib.colors import to_rgba  # noqa: E402
 from matplotlib.container import BarContainer, ErrorbarContainer  # noqa: E402
 
 from skshapley import Explanation, plotting  # noqa: E402
@@ -85,6 +86,18 @@ def test_bar_lumps_features_beyond_max_display(explanation):
     assert len(plotting.bar(explanation, max_display=5).patches) == 5
 
 
+def test_bar_writes_each_value_beyond_its_error_bar(explanation):
+    ax = plotting.bar(explanation, max_display=3)
+    heights = np.array([p.get_width() for p in ax.patches])
+    _, half_widths = _error_bars(ax)
+    texts = ax.texts
+    assert [t.get_text() for t in texts] == [f"{h:.3g}" for h in heights]
+    np.testing.assert_allclose([t.xy[0] for t in texts], heights + half_widths, rtol=1e-12)
+    np.testing.assert_array_equal([t.xy[1] for t in texts], ax.get_yticks())
+    # the axis leaves room for the labels
+    assert ax.get_xlim()[1] > (heights + half_widths).max()
+
+
 @pytest.mark.parametrize("std_errors", [None, "zeros"])
 def test_bar_has_no_error_bars_without_standard_errors(explanation, std_errors):
     exact = Explanation(explanation.values, explanation.base_values, explanation.data,
@@ -97,7 +110,8 @@ def test_bar_has_no_error_bars_without_standard_errors(explanation, std_errors):
 
 @pytest.mark.parametrize("max_display", [0, -1, 2.5, "3", True])
 def test_max_display_must_be_a_positive_int(explanation, max_display):
-    for plot in (plotting.bar, plotting.beeswarm, plotting.waterfall):
+    for plot in (plotting.bar, plotting.beeswarm, plotting.waterfall, plotting.heatmap,
+                 plotting.decision):
         with pytest.raises(ValueError, match="'max_display' parameter must be an int >= 1"):
             plot(explanation, max_display=max_display)
 
@@ -113,32 +127,89 @@ def test_beeswarm_x_positions_are_the_values_in_bar_order(explanation):
     for collection, j, row in zip(ax.collections, order, rows, strict=True):
         offsets = collection.get_offsets()
         np.testing.assert_array_equal(offsets[:, 0], explanation.values[:, j])
-        # vertical jitter stays within its row
-        assert np.all(np.abs(offsets[:, 1] - row) <= 0.3)
+        # the swarm stays within its row (rows are 1 apart)
+        assert np.all(np.abs(offsets[:, 1] - row) < 0.4)
     assert [line.get_xdata()[0] for line in ax.get_lines()] == [0.0]  # the line at phi = 0
 
 
-def test_beeswarm_jitter_is_seeded(explanation):
-    first = plotting.beeswarm(explanation).collections[0].get_offsets()
-    again = plotting.beeswarm(explanation).collections[0].get_offsets()
-    other = plotting.beeswarm(explanation, random_state=1).collections[0].get_offsets()
+def test_beeswarm_stacks_points_where_they_are_dense():
+    # Five rows share one value, one row is alone: the five take the layers
+    # 0, +1, -1, +2, -2 of a step 0.36 / (2 + 1) (the fullest bin spans ±0.36 * 2/3),
+    # the lone one sits on the row's line.
+    values = np.array([[0.0], [0.0], [0.0], [0.0], [0.0], [10.0]])
+    e = Explanation(values, np.zeros(6), np.arange(6.0)[:, None], ["a"])
+    offsets = plotting.beeswarm(e).collections[0].get_offsets()[:, 1]
+    np.testing.assert_allclose(np.sort(offsets[:5]), np.array([-2, -1, 0, 1, 2]) * 0.12,
+                               rtol=1e-12)
+    assert offsets[5] == 0.0
+    # Values in different bins (100 bins over the range) do not stack.
+    spread_out = Explanation(np.linspace(0, 1, 6)[:, None], np.zeros(6), np.zeros((6, 1)),
+                             ["a"])
+    np.testing.assert_array_equal(
+        plotting.beeswarm(spread_out).collections[0].get_offsets()[:, 1], 0.0)
+
+
+def test_beeswarm_order_within_a_bin_is_seeded():
+    values = np.zeros((8, 1))
+    e = Explanation(values, np.zeros(8), np.arange(8.0)[:, None], ["a"])
+    first = plotting.beeswarm(e).collections[0].get_offsets()[:, 1]
+    again = plotting.beeswarm(e).collections[0].get_offsets()[:, 1]
+    other = plotting.beeswarm(e, random_state=1).collections[0].get_offsets()[:, 1]
     np.testing.assert_array_equal(first, again)
-    assert not np.array_equal(first[:, 1], other[:, 1])
+    # the same layers, taken by other rows
+    np.testing.assert_array_equal(np.sort(first), np.sort(other))
+    assert not np.array_equal(first, other)
 
 
-def test_beeswarm_colours_are_value_ranks():
-    values = np.array([[3.0, 1.0, 0.5], [2.0, -1.0, 0.1], [-4.0, 1.5, 0.2], [1.0, 0.0, 0.3]])
-    data = np.array([[10.0, 0.0, 5.0], [-2.0, 1.0, 5.0], [100.0, 0.0, 5.0], [3.0, 1.0, 5.0]])
-    e = Explanation(values, np.zeros(4), data, ["cont", "binary", "constant"])
+def test_beeswarm_colours_are_feature_values_on_robust_limits(rng):
+    n = 200
+    data = rng.normal(size=(n, 3))
+    data[0, 0] = 1e6  # one outlier: the scale still spans the bulk
+    data[:, 1] = rng.random(n) < 0.5  # binary
+    data[::10, 2] = np.nan  # missing values
+    e = Explanation(rng.normal(size=(n, 3)) * [3.0, 2.0, 1.0], np.zeros(n), data,
+                    ["cont", "binary", "gappy"])
     ax = plotting.beeswarm(e)
-    shades = [np.asarray(c.get_array()) for c in ax.collections]
-    # ranks, not min-max: the outlier 100 does not squash the others to blue
-    np.testing.assert_allclose(shades[0], [2 / 3, 0.0, 1.0, 1 / 3])
-    np.testing.assert_array_equal(shades[1], [0.0, 1.0, 0.0, 1.0])  # binary: blue and red
-    np.testing.assert_array_equal(shades[2], [0.5] * 4)  # constant: the middle colour
+    cont, binary, gappy = ax.collections
+    np.testing.assert_array_equal(cont.get_array(), data[:, 0])  # values, not ranks
+    assert (cont.norm.vmin, cont.norm.vmax) == tuple(np.percentile(data[:, 0], [5, 95]))
+    assert cont.norm.vmax < 3.0  # the outlier does not stretch the scale
+    assert (binary.norm.vmin, binary.norm.vmax) == (0.0, 1.0)
+    finite = data[~np.isnan(data[:, 2]), 2]
+    assert (gappy.norm.vmin, gappy.norm.vmax) == tuple(np.percentile(finite, [5, 95]))
+    # missing values are drawn (a point per row), in grey
+    assert len(gappy.get_offsets()) == n
+    assert np.ma.getmaskarray(gappy.get_array())[::10].all()
+    np.testing.assert_allclose(gappy.cmap.get_bad(), to_rgba("#7f7f7f"))
     colorbar_axes = [a for a in ax.figure.axes if a is not ax]
-    assert colorbar_axes[0].get_ylabel() == "feature value (low → high)"
-    assert ax.collections[0].get_cmap().name == "coolwarm"
+    assert colorbar_axes[0].get_ylabel() == "feature value: each feature's 5th → 95th percentile"
+    assert [t.get_text() for t in colorbar_axes[0].get_yticklabels()] == ["low", "high"]
+    assert cont.get_cmap().name.startswith("coolwarm")
+
+
+def test_beeswarm_colour_bar_of_one_feature_shows_its_values():
+    data = np.arange(20.0)[:, None]
+    e = Explanation(np.linspace(-1, 1, 20)[:, None], np.zeros(20), data, ["age"])
+    ax = plotting.beeswarm(e)
+    (colorbar_axes,) = [a for a in ax.figure.axes if a is not ax]
+    assert colorbar_axes.get_ylabel() == "age (5th → 95th percentile)"
+    np.testing.assert_allclose(colorbar_axes.get_ylim(), np.percentile(data, [5, 95]))
+    assert ax.collections[0].colorbar.extend == "both"  # 0 and 19 lie beyond the scale
+
+
+def test_beeswarm_draws_nominal_features_in_grey():
+    codes = np.array([[0.0, 1.0], [1.0, 2.0], [2.0, 3.0], [0.0, 4.0]])
+    display = np.array([["red", 1.0], ["green", 2.0], ["blue", 3.0], ["red", 4.0]],
+                       dtype=object)
+    e = Explanation(np.array([[3.0, 0.1], [-2.0, 0.2], [1.0, 0.3], [2.0, 0.4]]),
+                    np.zeros(4), codes, ["colour", "size"], display_data=display)
+    ax = plotting.beeswarm(e)
+    colour, size = ax.collections
+    assert colour.get_array() is None  # no colour scale: codes have no order
+    np.testing.assert_allclose(colour.get_facecolors()[:, :3], [to_rgba("#7f7f7f")[:3]])
+    np.testing.assert_array_equal(size.get_array(), [1.0, 2.0, 3.0, 4.0])
+    # the one coloured feature gets the colour bar
+    assert ax.figure.axes[-1].get_ylabel() == "size (5th → 95th percentile)"
 
 
 def test_beeswarm_lumps_the_rest_into_one_row_of_sums(explanation):
@@ -227,6 +298,55 @@ def test_output_selects_the_column(multi):
     assert _labels(plotting.bar(multi, output=0))[0] == "y"
 
 
+def test_output_is_chosen_by_name(multi):
+    by_name = plotting.bar(multi, output="yes")
+    by_index = plotting.bar(multi, output=1)
+    assert [p.get_width() for p in by_name.patches] == [p.get_width() for p in by_index.patches]
+    np.testing.assert_array_equal(
+        plotting.beeswarm(multi, output="yes").collections[0].get_offsets(),
+        plotting.beeswarm(multi, output=1).collections[0].get_offsets())
+    assert "output yes" in plotting.waterfall(multi, 0, output="yes").get_xlabel()
+    assert "output no" in plotting.dependence(multi, "x", output="no").get_ylabel()
+    with pytest.raises(ValueError, match=r"'output' parameter 'maybe' is not an output "
+                                         r"name; the names are \['no', 'yes'\]"):
+        plotting.bar(multi, output="maybe")
+    with pytest.raises(ValueError, match="None .every output. is taken only by bar"):
+        plotting.beeswarm(multi, output=None)
+
+
+def test_bar_stacks_every_output_with_summed_error_bars(multi):
+    ax = plotting.bar(multi, output=None)
+    importance = multi.mean_abs()  # (3 features, 2 outputs)
+    order = np.argsort(-importance.sum(axis=1), kind="stable")
+    assert _labels(ax) == [list("xyz")[j] for j in order]
+    patches = ax.patches
+    assert len(patches) == 3 * 2  # a bar per feature and output
+    widths = np.array([p.get_width() for p in patches]).reshape(2, 3)  # output-major
+    lefts = np.array([p.get_x() for p in patches]).reshape(2, 3)
+    np.testing.assert_allclose(widths, importance[order].T, rtol=1e-12)
+    np.testing.assert_array_equal(lefts[0], 0.0)
+    np.testing.assert_allclose(lefts[1], widths[0], rtol=1e-12)  # stacked
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["no", "yes"]
+    assert patches[0].get_facecolor() != patches[3].get_facecolor()  # a colour per output
+    centres, half_widths = _error_bars(ax)
+    totals = importance[order].sum(axis=1)
+    np.testing.assert_allclose(centres, totals, rtol=1e-12)
+    # the outputs' errors add (they share draws); Z95 without n_draws
+    np.testing.assert_allclose(half_widths,
+                               Z95 * multi.mean_abs_std_errors()[order].sum(axis=1),
+                               rtol=1e-12)
+    assert [t.get_text() for t in ax.texts] == [f"{v:.3g}" for v in totals]
+
+
+def test_stacked_bar_lumps_the_rest_per_output(multi):
+    ax = plotting.bar(multi, output=None, max_display=2)
+    importance = multi.mean_abs()
+    order = np.argsort(-importance.sum(axis=1), kind="stable")
+    assert _labels(ax)[-1] == "2 other features"
+    widths = np.array([p.get_width() for p in ax.patches]).reshape(2, 2)
+    np.testing.assert_allclose(widths[:, 1], importance[order[1:]].sum(axis=0), rtol=1e-12)
+
+
 @pytest.mark.parametrize("output", [2, -1, 0.5])
 def test_output_out_of_range(multi, explanation, output):
     with pytest.raises(ValueError, match=r"'output' parameter must be an int in \[0, 1\]"):
@@ -248,7 +368,7 @@ def test_summary_puts_bar_and_beeswarm_rows_level(explanation, tmp_path):
     # the figure places both panels at the same height, so the rows line up on the page
     assert left.get_position().y0 == pytest.approx(right.get_position().y0)
     assert left.get_position().y1 == pytest.approx(right.get_position().y1)
-    assert colorbar.get_ylabel() == "feature value (low → high)"
+    assert colorbar.get_ylabel() == "feature value: each feature's 5th → 95th percentile"
     figure.savefig(tmp_path / "s.png")
     assert (tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG"
 
@@ -274,7 +394,8 @@ def test_convergence_plot():
 # --- an explanation of no rows ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("plot", ["bar", "beeswarm", "summary", "waterfall", "dependence"])
+@pytest.mark.parametrize("plot", ["bar", "beeswarm", "summary", "waterfall", "dependence",
+                                  "heatmap", "decision"])
 def test_plots_of_no_rows_say_so(explanation, plot):
     empty = explanation[explanation.data[:, 0] > np.inf]
     assert len(empty) == 0

@@ -1,4 +1,4 @@
-"""Estimate the Shapley values of a game within a budget (DESIGN.md §4.2)."""
+"""Estimate the Shapley values of a game within a budget."""
 
 from skshapley.approximators._api import (
     METHOD_RECORDS,

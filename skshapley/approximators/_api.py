@@ -242,7 +242,9 @@ def shapley_values(game, method="auto", budget=None, tol=None, random_state=None
         Coalition evaluations, v(∅) and v(N) included; default
         :func:`default_budget` (2^d for d <= 10, else 2 + 64 (d - 1)).
     tol : float, optional
-        Early stop for sampling methods (§3.5).
+        Early stop for sampling methods: stop once the estimated ``quantile_level``
+        quantile (default 0.95) of ``||phi_hat - phi||_2`` is below ``tol`` (see the user
+        guide, "Budgets and error bars").
     random_state : None, int, Generator or RandomState
     **options
         Passed to the approximator (``sampler``, ``check_interval``, ``quantile_level``

@@ -1,7 +1,8 @@
-"""Paired coalition designs for the regression estimators (§9.2).
+"""Paired coalition designs for the regression estimators.
 
-A design is a set of coalitions with one weight each, built so that the weighted
-least-squares problem of §9.1 estimates the Shapley kernel's objective:
+A design is a set of coalitions with one weight each, built so that the constrained
+weighted least-squares problem of KernelSHAP (Lundberg & Lee 2017) estimates the Shapley
+kernel's objective:
 
 - coalition sizes are grouped in *size pairs* (s, d - s), because every coalition comes
   with its complement (pairing, Covert & Lee 2021);
@@ -97,7 +98,7 @@ class CoalitionDesign:
 
 def size_mass(n_players: int) -> np.ndarray:
     """Shapley kernel mass of each size s = 0..d: C(d,s) * mu(s) = (d-1) / (s (d-s)) for
-    0 < s < d and 0 at the ends (§9.1)."""
+    0 < s < d and 0 at the ends."""
     d = n_players
     s = np.arange(d + 1, dtype=np.float64)
     mass = np.zeros(d + 1)
@@ -147,7 +148,7 @@ def _all_of_size(d, s):
 
 class _PrefixSource:
     """Coalitions of a given size as prefixes of a permutation sampler's orderings: a
-    prefix of a uniform ordering is a uniform subset of its size (§9.2)."""
+    prefix of a uniform ordering is a uniform subset of its size."""
 
     def __init__(self, sampler):
         self.sampler = sampler
@@ -216,7 +217,8 @@ def minimum_design_budget(n_players: int) -> int:
 
 def paired_design(n_players: int, n_coalitions: int, *, allocation: str = "kernel",
                   coalition_sampler="random", rng=None) -> CoalitionDesign:
-    """Choose at most ``n_coalitions`` coalitions (∅ and N not counted) for §9.1.
+    """Choose at most ``n_coalitions`` coalitions (∅ and N not counted) for the KernelSHAP
+    regression.
 
     Parameters
     ----------
@@ -229,7 +231,7 @@ def paired_design(n_players: int, n_coalitions: int, *, allocation: str = "kerne
         or equally per size (leverage scores).
     coalition_sampler : "random", sampler name or PermutationSampler
         Source of sampled coalitions: uniform draws, or prefixes of a permutation
-        sampler's orderings (QMC designs, §9.2).
+        sampler's orderings (QMC designs).
     rng : numpy.random.Generator
 
     Returns

@@ -1,4 +1,4 @@
-"""Exact Shapley values by enumerating all 2^d coalitions (§1.3)."""
+"""Exact Shapley values by enumerating all 2^d coalitions."""
 
 from __future__ import annotations
 

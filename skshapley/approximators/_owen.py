@@ -1,6 +1,6 @@
-"""Owen sampling and Owen-halved (§2.10; Eq. 5 of Mitchell et al. 2022; Okhrati & Lipani
-2020): Shapley values as the integral over q of the expected marginal contribution to a
-random coalition that holds every other player with probability q."""
+"""Owen sampling and Owen-halved (Mitchell, Cooper, Frank & Holmes 2022, Sec. 2.5, Eq. 5;
+Okhrati & Lipani 2020): Shapley values as the integral over q of the expected marginal
+contribution to a random coalition that holds every other player with probability q."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def owen_shapley(game, budget: int, *, halved: bool = False, n_runs="auto",
     at random in Q + 1 equal cells: each run is unbiased at every budget and the
     standard errors cover the whole error.
 
-    Efficiency does not hold (§2.10): the values need not sum to v(N) - v(∅), since one
+    Efficiency does not hold: the values need not sum to v(N) - v(∅), since one
     mask is shared by all players (at Q = 1 the unanimity game on {0, 1, 2} in d = 4
     gives (1/2, 1/2, 1/2, 0), summing to 1.5 instead of 1).
 
@@ -91,14 +91,14 @@ def owen_shapley(game, budget: int, *, halved: bool = False, n_runs="auto",
         Owen-halved: draw masks for q <= 1/2 only and use each with its complement, which
         holds every player with probability 1 - q.
     n_runs : int or "auto", default="auto"
-        Independent runs (R in [P]); at least 2 for standard errors. "auto": about
-        sqrt(M) runs of the M masks (2 at the minimum budget, at most 32), so the
-        degrees of freedom of the standard errors grow with the budget; Owen-halved then
-        uses an even number of masks per run (up to R masks fewer), so that every mask
-        is paired with its complement.
+        Independent runs (2 in the code of Mitchell et al. 2022); at least 2 for
+        standard errors. "auto": about sqrt(M) runs of the M masks (2 at the minimum
+        budget, at most 32), so the degrees of freedom of the standard errors grow with
+        the budget; Owen-halved then uses an even number of masks per run (up to R masks
+        fewer), so that every mask is paired with its complement.
     quadrature : {"trapezoid", "equal", "stratified"}, default="trapezoid"
         Fixed grid with trapezoid or equal weights, or one uniform q per cell with equal
-        weights (unbiased; not in [P] or [C]).
+        weights (unbiased; not in Mitchell et al. 2022 or their code).
     quantile_level : float, default=0.95
     random_state : None, int or Generator
 
@@ -173,7 +173,7 @@ def owen_shapley(game, budget: int, *, halved: bool = False, n_runs="auto",
     end_values = as_matrix(game.values(endpoints))
     empty, grand = end_values[0], end_values[1]
     n_outputs = end_values.shape[1]
-    # v(∅) and v(N) are known: evaluate only the other coalitions (§2.10, cost)
+    # v(∅) and v(N) are known: evaluate only the other coalitions
     queries = np.concatenate([flat, toggled.reshape(-1, d)])
     is_empty, is_grand = ~queries.any(axis=1), queries.all(axis=1)
     fresh = ~(is_empty | is_grand)

@@ -1,5 +1,6 @@
 """The permutation estimator: average marginal contributions along sampled orderings
-(§1.4, §2.1), with the risk estimates of §3."""
+(Castro, Gómez & Tejada 2009; Mitchell, Cooper, Frank & Holmes 2022, Sec. 2.2-2.3), with
+the risk estimates of ``_risk`` (Bell, Devanathan & Boyd 2024, Sec. 3.6)."""
 
 from __future__ import annotations
 
@@ -25,11 +26,12 @@ from skshapley.backends import get_backend
 from skshapley.permutations import SAMPLERS, PermutationSampler, SequentialBayesianQuadrature
 from skshapley.utils import as_generator, check_budget, chunk_rows
 
-# Draws (independent blocks of orderings, §3.6) between two checks of the stopping rule
+# Draws (independent blocks of orderings) between two checks of the stopping rule
 # when `tol` is set. Small, because an explained row's budget is often a few hundred
 # orderings; without `tol` every ordering goes into one batch (one model call per chunk).
 DEFAULT_CHECK_INTERVAL = 16
-# Gaussian draws behind each overall error quantile (§3.4: D = 4096).
+# Gaussian draws behind each overall error quantile (D in Bell, Devanathan & Boyd 2024,
+# Sec. 3.6; the authors' later scripts use 4096).
 RISK_DRAWS = 4096
 _WEIGHTED_SAMPLERS = (SequentialBayesianQuadrature,)
 
@@ -97,13 +99,13 @@ def permutation_shapley(
     ----------
     game : Game
     budget : int
-        Maximum coalition evaluations, v(∅) and v(N) included (§1.5).
+        Maximum coalition evaluations, v(∅) and v(N) included.
     sampler : str or PermutationSampler, default="antithetic"
         One of ``skshapley.permutations.SAMPLERS``: "mc", "antithetic", "orthogonal",
         "sobol", "argsort_sobol", "herding", "sbq" (weighted), or an instance.
     tol : float, optional
         Stop once the estimated ``quantile_level`` quantile of the overall error
-        ||phi_hat - phi||_2 is below ``tol`` (§3.5), checked every ``check_interval`` draws.
+        ||phi_hat - phi||_2 is below ``tol``, checked every ``check_interval`` draws.
     check_interval : int, optional
         Independent draws (orderings, or antithetic pairs) between checks; default 16
         when ``tol`` is set, else all draws in one batch.
@@ -148,7 +150,7 @@ def permutation_shapley(
             "or use method='exact'."
         )
     n_orders_max = (budget - 2) // max(d - 1, 1) // unit * unit
-    # The draw of the risk estimate is the sampler's independent block (§3.6). Dependent
+    # The draw of the risk estimate is the sampler's independent block. Dependent
     # streams (QMC, herding), or fewer than two blocks, fall back to units as draws with
     # the i.i.d. formulas, flagged as heuristic.
     block = sampler.block_size
@@ -158,7 +160,7 @@ def permutation_shapley(
         block = unit
     if replicates:
         # Randomised QMC: rows come in rounds of one point per independent replicate; the
-        # draws are the replicate means (§3.6), so whole rounds are bought.
+        # draws are the replicate means, so whole rounds are bought.
         block, risk_is_heuristic = replicates, False
         if n_orders_max < replicates:
             raise ValueError(
@@ -242,7 +244,7 @@ def permutation_shapley(
             for output, tracker in enumerate(trackers):
                 tracker.update(rounds[..., output])
         else:
-            # One draw = the mean of one independent block (an antithetic pair), §3.6.
+            # One draw = the mean of one independent block (an antithetic pair).
             draws = contributions.reshape(batch_draws, block, d, n_outputs).mean(axis=1)
             for output, tracker in enumerate(trackers):
                 tracker.update(draws[:, :, output])
@@ -259,7 +261,7 @@ def permutation_shapley(
                 for t in trackers
             ])
             # Few draws: widen the Gaussian quantile by t_{K-1} / z, the small-sample
-            # inflation of §3.6 (factor 1.42 at K = 5 pairs, 1.02 at K = 64).
+            # inflation (factor 1.42 at K = 5 pairs, 1.02 at K = 64).
             error *= small_sample_inflation(replicates or n_draws, quantile_level)
             history.append(float(error.max()))
             # The running estimate and its standard errors, for convergence plots.
@@ -286,7 +288,7 @@ def permutation_shapley(
     phi = weighted_sum / n_orders_used
     if weighted:
         # Quadrature weights (SBQ) depend on the whole sample; they sum to one, so the
-        # weighted estimate is efficient too (§2.4).
+        # weighted estimate is efficient too.
         weights = np.asarray(sampler.weights, dtype=np.float64)[-n_orders_used:]
         phi = np.einsum("k,kdo->do", weights / weights.sum(), np.concatenate(kept))
         risk_is_heuristic = True

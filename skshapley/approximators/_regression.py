@@ -1,11 +1,12 @@
 """Regression estimators of Shapley values: paired KernelSHAP, leverage-score sampling,
-k-additive KernelSHAP and an odd-Fourier surrogate (§9).
+k-additive KernelSHAP and an odd-Fourier surrogate (after Lundberg & Lee 2017, Covert & Lee
+2021, Musco & Witter 2024 and Pelegrina et al. 2023).
 
 All of them evaluate v(∅), v(N) and a paired coalition design (``_coalitions``) in one
-call of the game, fit a surrogate by the constrained weighted least squares of §9.1
+call of the game, fit a surrogate by KernelSHAP's constrained weighted least squares
 (``_wls``) and read the Shapley values off it; efficiency holds to round-off. Standard
 errors come from the sandwich variance with complementary pairs as blocks, stratified by
-coalition size, without replacement (§9.4); enumerated sizes add no variance.
+coalition size, without replacement; enumerated sizes add no variance.
 
 Two facts make the odd-Fourier surrogate work (Fourier basis chi_T(S) = prod_{i in T}
 (+1 if i in S else -1)):
@@ -194,7 +195,8 @@ def regression_shapley(game, budget: int, *, method: str = "kernel", order: int 
                        allocation: str | None = None,
                        coalition_sampler="random",
                        quantile_level: float = 0.95, random_state=None) -> ShapleyResult:
-    """Shapley values by a regression on a paired coalition design (§9).
+    """Shapley values by a regression on a paired coalition design (KernelSHAP, Lundberg &
+    Lee 2017, with the pairing of Covert & Lee 2021).
 
     Parameters
     ----------

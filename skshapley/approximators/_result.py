@@ -9,7 +9,7 @@ import numpy as np
 
 @dataclass(frozen=True)
 class ShapleyResult:
-    """Shapley estimates of one game, with their error estimates (§3.7).
+    """Shapley estimates of one game, with their error estimates.
 
     Attributes
     ----------
@@ -20,7 +20,8 @@ class ShapleyResult:
         independent draws were made).
     error_quantile : float or float64 (n_outputs,)
         Estimated ``quantile_level`` quantile of the overall error ||phi_hat - phi||_2
-        (§3.4, widened by t_{K-1}/z for K draws, §3.6); 0 for exact methods.
+        under a Gaussian model (Bell, Devanathan & Boyd 2024, Sec. 3.6), widened by
+        t_{K-1}/z for K draws; 0 for exact methods.
     n_evaluations : int
         Coalition evaluations actually made (including v(∅) and v(N)).
     converged : bool or None
@@ -47,7 +48,7 @@ class ShapleyResult:
         The standard errors of the running estimate at each check.
     risk_is_heuristic : bool
         True when the error estimates rest on the i.i.d. formulas applied to dependent
-        draws (§3.6).
+        draws (see the user guide, "Budgets and error bars").
     """
 
     values: np.ndarray

@@ -1,5 +1,5 @@
-"""Risk estimates for averages of random draws (§3): streaming covariance, standard errors,
-error quantiles and the stopping rule."""
+"""Risk estimates for averages of random draws (after Bell, Devanathan & Boyd 2024,
+Sec. 3.6): streaming covariance, standard errors, error quantiles and the stopping rule."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ def spectrum_of_rows(rows):
 
 
 class RunningCovariance:
-    """Streaming mean and sum of outer products of deviations (§3.3, Chan et al.).
+    """Streaming mean and sum of outer products of deviations (the pairwise update of
+    Chan, Golub & LeVeque 1979).
 
     While there are no more draws than features the draws themselves are kept (K x p
     numbers instead of p x p): at many features and few draws, the usual case of an
@@ -88,7 +89,7 @@ class RunningCovariance:
         self.n = n_total
 
     def estimate_covariance(self) -> np.ndarray:
-        """Covariance of the mean, C = Sigma_hat / K = M2 / (K (K - 1)) (§3.2)."""
+        """Covariance of the mean, C = Sigma_hat / K = M2 / (K (K - 1))."""
         if self.n < 2:
             return np.full((self.mean.shape[0],) * 2, np.inf)
         return self.m2 / (self.n * (self.n - 1))
@@ -116,7 +117,7 @@ class RunningCovariance:
 
 
 class ReplicateCovariance:
-    """Covariance of the mean of R independent randomised-QMC replicates (§3.6).
+    """Covariance of the mean of R independent randomised-QMC replicates.
 
     Rows arrive in rounds of R, one row per replicate; the draws of the risk estimate
     are the R replicate means, so C = cov(replicate means) / R, whatever the dependence
@@ -139,7 +140,7 @@ class ReplicateCovariance:
     """
 
     def __init__(self, n_features: int, n_replicates: int):
-        self.n = n_replicates  # the number of draws (§3.6: K = R)
+        self.n = n_replicates  # the number of draws (K = R)
         self.rounds = 0
         self.sums = np.zeros((n_replicates, n_features))
 
@@ -169,10 +170,11 @@ class ReplicateCovariance:
 
 def overall_error_quantile(covariance=None, quantile_level=0.95, *, n_draws=4096, rng=None,
                            normal_draws=None, eigenvalues=None):
-    """The q-quantile of ||Delta||_2 for Delta ~ N(0, C) (§3.4, recommended method).
+    """The q-quantile of ||Delta||_2 for Delta ~ N(0, C): the overall error estimate of
+    Bell, Devanathan & Boyd (2024, Sec. 3.6), from the spectrum of C.
 
     ||Delta||^2 = sum_i lambda_i Z_i^2 with lambda the eigenvalues of C (clipped at 0,
-    since C is singular: every draw has the same sum, §3.1), so only the spectrum is
+    since C is singular: every draw has the same sum), so only the spectrum is
     needed. Never factorises C by Cholesky.
 
     Parameters
@@ -216,13 +218,13 @@ def overall_error_quantile(covariance=None, quantile_level=0.95, *, n_draws=4096
 
 def feature_error_quantiles(std_errors, quantile_level=0.95):
     """Per-feature error quantile rho_j = z_{(1+q)/2} * SE_j (exact under the Gaussian
-    model, §3.4)."""
+    model, where Bell, Devanathan & Boyd 2024 sample it)."""
     return norm.ppf((1.0 + quantile_level) / 2.0) * np.asarray(std_errors)
 
 
 def small_sample_inflation(n_draws, quantile_level=0.95):
     """t_{K-1,(1+q)/2} / z_{(1+q)/2}: widens Gaussian error quantiles computed from K draws
-    (the heuristic of §3.6; 1 in the limit of many draws)."""
+    (a heuristic small-sample correction; 1 in the limit of many draws)."""
     if n_draws < 2:
         return np.inf
     level = (1.0 + quantile_level) / 2.0

@@ -1,5 +1,6 @@
-"""Stratified sampling of marginal contributions by coalition size (§2.10; Maleki 2015 in
-the form of Castro et al. 2017, with Neyman-type allocation)."""
+"""Stratified sampling of marginal contributions by coalition size (Maleki 2015 in the form
+of Castro et al. 2017, as compared by Mitchell, Cooper, Frank & Holmes 2022, Sec. 2.6,
+with Neyman-type allocation)."""
 
 from __future__ import annotations
 
@@ -78,7 +79,7 @@ def _satterthwaite_draws(stratum_var, sizes, strata_player, n_players):
 
 def _allocate(variances, total):
     """Split ``total`` samples in proportion to ``variances`` by sequential rounding
-    (row-major order, numpy's round-half-even), as in the authors' code (§2.10)."""
+    (row-major order, numpy's round-half-even), as in the code of Mitchell et al. 2022."""
     counts = np.zeros(variances.size, dtype=np.int64)
     left = total
     remaining = variances[::-1].cumsum()[::-1]
@@ -120,7 +121,7 @@ def stratified_shapley(game, budget: int, *, allocation: str = "variance",
     budget : int
     allocation : {"variance", "neyman"}, default="variance"
         Second-phase samples in proportion to each stratum's sample variance (the
-        authors' code, §2.10) or to its standard deviation (Neyman's optimum for the
+        code of Mitchell et al. 2022) or to its standard deviation (Neyman's optimum for the
         variance of a sum of stratum means).
     quantile_level : float, default=0.95
     random_state : None, int or Generator

@@ -1,18 +1,20 @@
-"""Top-k identification of the players with the largest Shapley values (ALGORITHMS.md §4).
+"""Top-k identification of the players with the largest Shapley values (Kolpaczki, Nielen
+& Hüllermeier 2025, "Antithetic sampling for top-k Shapley identification").
 
 CMCS (comparable marginal contributions sampling) draws one reference coalition S per
 round and observes every selected player's extended marginal contribution against it,
-reusing v(S) for all of them (§4.2). Sharing S couples the players' observations, which
-shrinks the variance of their *differences*, the quantity that decides who is in the top
-k (§4.3: this coupling across players is the "antithetic" part; nothing is paired with a
-complement). Greedy CMCS spends rounds on the players whose order is most in doubt,
-CMCS@K on the two players at the cut (§4.4). SamplingSHAP@K and ApproShapley are the
-permutation-sampling baselines (§4.5).
+reusing v(S) for all of them (Kolpaczki et al. 2025, Sec. 5.1, Alg. 1). Sharing S couples
+the players' observations, which shrinks the variance of their *differences*, the
+quantity that decides who is in the top k (Sec. 4, Thm. 4.1: this coupling across players
+is the "antithetic" part; nothing is paired with a complement). Greedy CMCS spends rounds
+on the players whose order is most in doubt, CMCS@K on the two players at the cut
+(Sec. 5.2, Sec. 6.4). SamplingSHAP@K (Kariyappa et al. 2024) and ApproShapley (Castro,
+Gómez & Tejada 2009) are the permutation-sampling baselines.
 
-Budget accounting follows §4.4.1: v(∅) and v(N) are evaluated once, counted as 2, and
-free afterwards; every other request counts, repeats included (a caching game may skip
-the model call, but the budget still counts the request, so runs compare with the
-paper). The budget is never exceeded.
+Budget accounting follows the authors' code: v(∅) and v(N) are evaluated once, counted
+as 2, and free afterwards; every other request counts, repeats included (a caching game
+may skip the model call, but the budget still counts the request, so runs compare with
+the paper). The budget is never exceeded.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from skshapley.utils import as_generator
 
 TOPK_METHODS = ("cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k", "approshapley",
                 "exact", "regression", "cmcs_independent", "cmcs_identical")
-# Guards of the round loops (§4.4.1, "continue_(g)"): a round starts only when at least
+# Guards of the round loops (as in the authors' code): a round starts only when at least
 # this many evaluations are left, so it can make at least one observation.
 _GUARD = {"cmcs": 2, "greedy_cmcs": 2, "cmcs_at_k": 4, "sampling_shap_at_k": 4,
           "approshapley": 2, "cmcs_independent": 2, "cmcs_identical": 2}
@@ -38,7 +40,7 @@ _GUARD = {"cmcs": 2, "greedy_cmcs": 2, "cmcs_at_k": 4, "sampling_shap_at_k": 4,
 
 @dataclass(frozen=True)
 class TopKResult:
-    """The outcome of a top-k identification run (§4.7, "Outputs").
+    """The outcome of a top-k identification run.
 
     Attributes
     ----------
@@ -52,12 +54,13 @@ class TopKResult:
         than two; 0 for exact values).
     confidence_intervals : float64 (n_players, 2)
         Simultaneous two-sided intervals at level ``1 - delta`` (Bonferroni over the
-        players, §4.4.1); ``[-inf, inf]`` before a player has ``min_samples``
+        players, as in SHAP@K); ``[-inf, inf]`` before a player has ``min_samples``
         observations.
     n_samples : int64 (n_players,)
         Observations (marginal contributions) behind each estimate.
     n_evaluations : int
-        Evaluations of the game used, counted as in §4.4.1 (<= budget).
+        Evaluations of the game used (<= budget): v(∅) and v(N) count once, every other
+        request counts, repeats included.
     pac_satisfied : bool
         Whether the PAC rule ``max UCB outside - min LCB inside <= epsilon`` held at the
         end (always True for exact values). With ``pac_stop=True`` the run stopped on it.
@@ -99,7 +102,8 @@ class _BudgetExhausted(Exception):
 
 
 class _Oracle:
-    """Counts game evaluations as §4.4.1 does and refuses to exceed the budget."""
+    """Counts game evaluations (v(∅) and v(N) once, every other request, repeats
+    included) and refuses to exceed the budget."""
 
     def __init__(self, game, budget):
         self.game = game
@@ -129,7 +133,8 @@ class _Oracle:
 
     def affordable(self, costs):
         """How many of the requests, in order, may be made: request t is made only when
-        the budget is not yet spent before it (§4.4.1, "stop immediately when used == T")."""
+        the budget is not yet spent before it (a round stops as soon as the budget is
+        used up, as in the authors' code)."""
         if self.budget is None:
             return costs.shape[0]
         before = self.used + np.concatenate(([0], np.cumsum(costs)[:-1]))
@@ -148,7 +153,7 @@ class _Oracle:
 
 
 class _Stats:
-    """Per-player running mean, count and sum of squares (float64, §4.4.1)."""
+    """Per-player running mean, count and sum of squares (float64)."""
 
     def __init__(self, n):
         self.mean = np.zeros(n)
@@ -156,7 +161,8 @@ class _Stats:
         self.sq = np.zeros(n)
 
     def update(self, players, observations):
-        # Erratum of Alg. 2, line 15 (§4.8 item 2): update the mean before the count.
+        # Alg. 2, line 15, of Kolpaczki et al. 2025 divides by the count before
+        # incrementing it (0 at the first sample): update the mean before the count.
         self.mean[players] = (self.cnt[players] * self.mean[players] + observations) / (
             self.cnt[players] + 1)
         self.cnt[players] += 1
@@ -171,18 +177,19 @@ class _Stats:
 
 def bonferroni_z(delta, n_players):
     """z of two-sided intervals that hold for all players at once with probability
-    about ``1 - delta`` (Bonferroni, §4.4.1)."""
+    about ``1 - delta`` (Bonferroni, as in SHAP@K, Kariyappa et al. 2024)."""
     return float(norm.ppf(1.0 - delta / (2 * n_players)))
 
 
 def order_players(values):
-    """Players by decreasing estimate, ties by lower index (§4.4.1, "Partition")."""
+    """Players by decreasing estimate, ties by lower index."""
     return np.argsort(-values, kind="stable")
 
 
 def pac_rule_holds(values, lower, upper, k, epsilon, order=None):
-    """SHAP@K's rule (§4.4.1): no outsider's upper bound exceeds the lowest lower bound
-    among the chosen k by more than ``epsilon`` (always true when k is everyone)."""
+    """SHAP@K's rule (Kariyappa et al. 2024): no outsider's upper bound exceeds the lowest
+    lower bound among the chosen k by more than ``epsilon`` (always true when k is
+    everyone)."""
     if k == values.shape[0]:
         return True
     order = order_players(values) if order is None else order
@@ -197,7 +204,7 @@ def _bounds(stats, z, min_samples):
 
 
 def _pac(stats, k, z, epsilon, min_samples, order=None, bounds=None):
-    """SHAP@K's stopping rule on per-player intervals (§4.4.1)."""
+    """SHAP@K's stopping rule on per-player intervals."""
     if stats.cnt.min() < min_samples:
         return False
     lower, upper = _bounds(stats, z, min_samples) if bounds is None else bounds
@@ -205,7 +212,8 @@ def _pac(stats, k, z, epsilon, min_samples, order=None, bounds=None):
 
 
 def _reference(rng, n):
-    """S with P(S) = 1 / ((n + 1) C(n, |S|)): a uniform size in 0..n, then a subset (§4.2)."""
+    """S with P(S) = 1 / ((n + 1) C(n, |S|)): a uniform size in 0..n, then a subset
+    (Kolpaczki et al. 2025, Sec. 5.1)."""
     size = rng.integers(0, n + 1)
     mask = np.zeros(n, dtype=bool)
     mask[rng.permutation(n)[:size]] = True
@@ -221,10 +229,11 @@ def _toggled(S, players):
 
 
 def _cmcs_round(oracle, stats, rng, players):
-    """One CMCS round on ``players`` (in order); returns the observations made (§4.2).
+    """One CMCS round on ``players`` (in order); returns the observations made
+    (Kolpaczki et al. 2025, Alg. 1).
 
     v(S) comes first and counts once; the round stops at the first player the budget
-    cannot pay for, keeping the observations already made (§4.4.1).
+    cannot pay for, keeping the observations already made.
     """
     S = _reference(rng, oracle.n)
     players = np.asarray(players, dtype=np.int64)
@@ -237,14 +246,16 @@ def _cmcs_round(oracle, stats, rng, players):
     v_S, v_toggled = values[0], values[1:]
     done = players[: made - 1]
     inside = S[done]
-    # Extended marginal contribution (§4.2): v(S ∪ {i}) - v(S \ {i}).
+    # Extended marginal contribution (Kolpaczki et al. 2025, Sec. 5.1):
+    # v(S ∪ {i}) - v(S \ {i}).
     observations = np.where(inside, v_S - v_toggled, v_toggled - v_S)
     stats.update(done, observations)
     return done, observations
 
 
 def _uncoupled_round(oracle, stats, rng, players, same_reference):
-    """Ablation steps of §4.3: 2 evaluations per observation, v(S) not reused.
+    """Ablation steps of Kolpaczki et al. 2025, Sec. 6.1 (Fig. 2): 2 evaluations per
+    observation, v(S) not reused.
 
     ``same_reference=False`` is "Independent" (a fresh S per player), True is
     "Identical" (one S per round, evaluated again for every player).
@@ -267,8 +278,8 @@ def _uncoupled_round(oracle, stats, rng, players, same_reference):
 
 
 def _permutation_round(oracle, stats, rng):
-    """One ApproShapley ordering (§4.5): each player's contribution to the players after
-    it; the last request is the free v(∅), so an ordering costs n - 1."""
+    """One ApproShapley ordering (Castro et al. 2009): each player's contribution to the
+    players after it; the last request is the free v(∅), so an ordering costs n - 1."""
     n = oracle.n
     pi = rng.permutation(n)
     position = np.empty(n, dtype=np.int64)
@@ -282,7 +293,8 @@ def _permutation_round(oracle, stats, rng):
 
 
 def _pair_round_permutation(oracle, stats, rng, pair):
-    """SamplingSHAP@K's round (§4.5): one ordering shared by h and l, 2 requests each."""
+    """SamplingSHAP@K's round (Kariyappa et al. 2024): one ordering shared by h and l, 2
+    requests each."""
     n = oracle.n
     pi = rng.permutation(n)
     position = np.empty(n, dtype=np.int64)
@@ -298,7 +310,8 @@ def _pair_round_permutation(oracle, stats, rng, pair):
 
 
 class _PairStats:
-    """Joint-round sums of differences for Greedy CMCS (§4.4.3), float64."""
+    """Joint-round sums of differences for Greedy CMCS (Kolpaczki et al. 2025, Alg. 2-3,
+    App. A.3), float64."""
 
     def __init__(self, n):
         self.count = np.zeros((n, n))
@@ -321,18 +334,20 @@ class _PairStats:
         if rest.size == 0 or count.min() < min_samples:
             return np.arange(n)  # warm-up: full CMCS rounds
         total = self.total[index]
-        # Clamped at 0 (§4.8 item 6): cancellation in Γ - Σ²/M can go slightly negative.
+        # Clamped at 0: cancellation in Γ - Σ²/M can go slightly negative (the authors'
+        # float32 code then gets NaN and selects no pair).
         var = np.maximum((self.squares[index] - total**2 / count) / (count - 1), 0.0)
         with np.errstate(divide="ignore", invalid="ignore"):
-            # Pr(phi_i < phi_j) from the paired CLT; the erratum of Alg. 3 line 6 is
-            # fixed as in the reference code (§4.8 item 1).
+            # Pr(phi_i < phi_j) from the paired CLT; Alg. 3, line 6, of Kolpaczki et al.
+            # 2025 lacks a division by M_ij, which the authors' code has.
             prob = ndtr(-total / np.sqrt(var * count))  # the normal CDF, without overhead
-        prob[var == 0] = 0.0  # the reference behaviour (§4.8 item 6)
+        prob[var == 0] = 0.0  # as the authors' code does
         low, high = prob.min(), prob.max()
         if low == high:
             return np.arange(n)
         chosen = rng.random(prob.shape) < (prob - low) / (high - low)
-        # Selected players of the top-k first, then the others (§4.8 item 5).
+        # Selected players of the top-k first, then the others (the authors' order, which
+        # decides who is served in a partial last round).
         return np.concatenate([np.sort(top[chosen.any(axis=1)]),
                                np.sort(rest[chosen.any(axis=0)])])
 
@@ -404,7 +419,10 @@ def check_topk_arguments(n_players, k, method, budget, delta, epsilon, min_sampl
 
 def topk_shapley(game, k, *, method="cmcs_at_k", budget=None, pac_stop=True, delta=0.01,
                  epsilon=5e-4, min_samples=30, random_state=None) -> TopKResult:
-    """Identify the ``k`` players with the largest Shapley values of ``game`` (§4).
+    """Identify the ``k`` players with the largest Shapley values of ``game``.
+
+    Implements CMCS, Greedy CMCS and CMCS@K of Kolpaczki, Nielen & Hüllermeier (2025),
+    with SHAP@K's PAC stopping rule (Kariyappa et al. 2024).
 
     Parameters
     ----------
@@ -413,29 +431,31 @@ def topk_shapley(game, k, *, method="cmcs_at_k", budget=None, pac_stop=True, del
     k : int
         Size of the set to find, ``1 <= k <= n_players``.
     method : str, default="cmcs_at_k"
-        "cmcs_at_k": CMCS warm-up, then rounds on the two players at the cut (§4.4.4; the
-        paper's recommended PAC method). "greedy_cmcs": CMCS rounds on the players of the
-        pairs most likely misordered (§4.4.3). "cmcs": plain CMCS (§4.4.2).
-        "sampling_shap_at_k": SHAP@K's rule on permutation samples; "approshapley":
-        permutation sampling (§4.5). "exact": all 2^n coalitions. "regression": the
-        whole budget on the library's own estimator of all values
-        (:func:`~skshapley.approximators.shapley_values` with ``method="auto"``: exact
-        when 2^n fits, else the regression estimators of §1) and the top k of its
+        "cmcs_at_k": CMCS warm-up, then rounds on the two players at the cut (the
+        paper's recommended PAC method, Sec. 6.4). "greedy_cmcs": CMCS rounds on the
+        players of the pairs most likely misordered (Alg. 2-3). "cmcs": plain CMCS
+        (Alg. 1). "sampling_shap_at_k": SHAP@K's rule on permutation samples;
+        "approshapley": permutation sampling (Castro et al. 2009). "exact": all 2^n
+        coalitions. "regression": the whole budget on the library's own estimator of all
+        values (:func:`~skshapley.approximators.shapley_values` with ``method="auto"``:
+        exact when 2^n fits, else the regression estimators) and the top k of its
         estimates, intervals from its standard errors; the fixed-budget choice (it
         cannot stop early, and reports whether the PAC rule holds at the end; needs a
         ``budget``). "cmcs_independent" and
-        "cmcs_identical": the uncoupled ablation steps of §4.3, for comparison only.
+        "cmcs_identical": the uncoupled ablation steps of the paper's Fig. 2, for
+        comparison only.
     budget : int, optional
-        Most evaluations to use, counted as in §4.4.1 (v(∅) and v(N) count once). None:
-        no cap (only with ``pac_stop=True``; the run may then be long).
+        Most evaluations to use (v(∅) and v(N) count once, every other request counts,
+        repeats included). None: no cap (only with ``pac_stop=True``; the run may then
+        be long).
     pac_stop : bool, default=True
-        Stop as soon as the PAC rule holds (Mode B of §4.4.1, capped by ``budget``);
-        False spends the budget (Mode A).
+        Stop as soon as the PAC rule holds (capped by ``budget``); False spends the
+        budget.
     delta : float, default=0.01
         Confidence parameter: the intervals hold simultaneously with probability about
         ``1 - delta``, and a PAC stop is correct within ``epsilon`` with that probability.
         "About": the intervals rest on the normal approximation of each player's mean
-        marginal contribution (§4.4.1). A contribution that is large but rare, seen in
+        marginal contribution. A contribution that is large but rare, seen in
         none of a player's samples, cannot be detected: a player whose samples are all
         equal gets an interval of zero width (measured: a game with one spike of +315 on
         a single coalition was certified wrongly in 77 of 77 certified runs). Raise
@@ -505,8 +525,8 @@ def topk_shapley(game, k, *, method="cmcs_at_k", budget=None, pac_stop=True, del
     everyone = np.arange(n)
 
     def keep_going():
-        # The partition and intervals of the round about to start (§4.4.1: recomputed
-        # after every round, tested before the next one).
+        # The partition and intervals of the round about to start (recomputed after
+        # every round, tested before the next one).
         nonlocal order, bounds
         if budget is not None and oracle.used + guard > budget:
             return False
@@ -518,7 +538,7 @@ def topk_shapley(game, k, *, method="cmcs_at_k", budget=None, pac_stop=True, del
 
     pairs = _PairStats(n) if method == "greedy_cmcs" else None
     if method in ("cmcs_at_k", "sampling_shap_at_k"):
-        # Explicit warm-up of min_samples full rounds (§4.4.4, §4.5).
+        # Explicit warm-up of min_samples full rounds (as SHAP@K does).
         for _ in range(min_samples):
             if oracle.remaining() < 1:
                 return finish()
@@ -530,7 +550,8 @@ def topk_shapley(game, k, *, method="cmcs_at_k", budget=None, pac_stop=True, del
         if method == "cmcs":
             _cmcs_round(oracle, stats, rng, everyone)
         elif method == "greedy_cmcs":
-            # Chosen from past rounds only, before S is drawn (§4.8 item 12).
+            # Chosen from past rounds only, before S is drawn: choosing after seeing
+            # v(S) would bias the estimates.
             players = pairs.select(order, k, min_samples, rng)
             done, observations = _cmcs_round(oracle, stats, rng, players)
             if done.shape[0] == players.shape[0]:  # a partial round updates no pairs
@@ -544,7 +565,7 @@ def topk_shapley(game, k, *, method="cmcs_at_k", budget=None, pac_stop=True, del
                 break
             lower, upper = bounds
             top, rest = order[:k], order[k:]
-            # The weakest-looking member and the strongest-looking outsider (§4.4.4).
+            # The weakest-looking member and the strongest-looking outsider.
             pair = [int(top[np.argmin(lower[top])]), int(rest[np.argmax(upper[rest])])]
             if method == "cmcs_at_k":
                 _cmcs_round(oracle, stats, rng, pair)

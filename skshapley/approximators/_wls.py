@@ -1,5 +1,5 @@
 """Weighted least squares with one exact linear constraint, and its sandwich variance
-over sampled blocks (§9.1, §9.4).
+over sampled blocks.
 
 The regression estimators of the KernelSHAP family all reduce to
 

@@ -1,4 +1,4 @@
-"""Shapley attribution of a fitted model's performance to its features (DESIGN.md §4.7)."""
+"""Shapley attribution of a fitted model's performance to its features."""
 
 from skshapley.attribution._lsspa import AttributionResult, PermutohedronNormal, lsspa
 

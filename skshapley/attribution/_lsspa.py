@@ -1,5 +1,5 @@
-"""LS-SPA: Shapley attribution of a least-squares model's out-of-sample R² (ALGORITHMS.md §5;
-Bell, Devanathan and Boyd, "Efficient Shapley performance attribution for least-squares
+"""LS-SPA: Shapley attribution of a least-squares model's out-of-sample R² (Bell, Devanathan
+and Boyd, "Efficient Shapley performance attribution for least-squares
 regression", Statistics and Computing, 2024)."""
 
 from __future__ import annotations
@@ -35,26 +35,28 @@ METHODS = ("auto", "exact", "permutation")
 SAMPLERS = ("argsort", "permutohedron", "sobol_sphere", "mc")
 # Subset enumeration stores 2^p values: 2^25 doubles are 256 MiB.
 EXACT_MAX_FEATURES = 25
-# Gaussian draws behind the overall error quantile (§3.4: D = 4096).
+# Gaussian draws behind the overall error quantile (D in Bell, Devanathan & Boyd 2024,
+# Sec. 3.6; the authors' later scripts use 4096).
 RISK_DRAWS = 4096
 
 
 @dataclass(frozen=True)
 class AttributionResult:
-    """Shapley attribution of a model's out-of-sample R² (DESIGN.md §4.7).
+    """Shapley attribution of a model's out-of-sample R², as returned by
+    :func:`~skshapley.attribution.lsspa`.
 
     Attributes
     ----------
     attribution : float64 (p,)
         Estimated Shapley values S_j of the features; they sum to ``r2`` (efficiency).
     r2 : float
-        Full-model out-of-sample R² (baseline: the training mean of y, §5.1), or the
+        Full-model out-of-sample R² (baseline: the training mean of y), or the
         pooled cross-validated R² when ``cv`` was given.
     std_errors : float64 (p,)
         Standard error of each attribution (0 when exact).
     error_quantile : float
-        Estimated ``quantile_level`` quantile of ||S_hat - S||_2 (sigma_hat of the paper,
-        §3.4); 0 when exact.
+        Estimated ``quantile_level`` quantile of ||S_hat - S||_2 (sigma_hat of Bell,
+        Devanathan & Boyd 2024, Sec. 3.6); 0 when exact.
     attribution_errors : float64 (p,)
         Per-feature error quantiles rho_hat_j (the paper's per-feature risk).
     n_samples : int
@@ -77,7 +79,7 @@ class AttributionResult:
     sampler : str or None
     n_draws : int
         Independent draws behind the error estimates (chains, antithetic pairs or RQMC
-        replicates, §3.6).
+        replicates; see the user guide, "Budgets and error bars").
     alpha : float
         The ridge penalty used (sklearn convention; the paper's lambda is
         ``alpha / n_train``), the one chosen from ``alphas`` if given.
@@ -86,7 +88,8 @@ class AttributionResult:
     quantile_level : float
     risk_is_heuristic : bool
         True when the error estimates apply i.i.d. formulas to dependent draws (a single
-        QMC stream or user-given orderings, §3.6).
+        QMC stream or user-given orderings), whose error the sample covariance does not
+        estimate.
     """
 
     attribution: np.ndarray
@@ -117,10 +120,12 @@ class AttributionResult:
 
 
 class PermutohedronNormal(PermutationSampler):
-    """Permutohedron QMC as in the authors' code (§5.8): normal QMC points of R^{p-1}
-    (Box-Muller on scrambled Sobol), normalised, mapped to the sum-zero hyperplane of R^p
-    by the Helmert basis, argsorted. Each row is uniform by symmetry. ``replicates`` R >= 2
-    gives R independent scramblings read round-robin (RQMC, §3.6).
+    """Permutohedron QMC as in the code of Bell, Devanathan & Boyd (2024, Sec. 3.5): normal
+    QMC points of R^{p-1} (Box-Muller on scrambled Sobol), normalised, mapped to the
+    sum-zero hyperplane of R^p by the Helmert basis, argsorted. Each row is uniform by
+    symmetry. ``replicates`` R >= 2 gives R independent scramblings read round-robin
+    (randomised QMC: each replicate's mean is one independent draw of the error
+    estimate).
 
     Examples
     --------
@@ -178,7 +183,7 @@ def _make_sampler(sampler, p, rng, replicates):
     if sampler == "mc":
         return MonteCarlo(p, rng=rng), None, sampler
     if replicates is not None and replicates < 2:
-        replicates = None  # a single stream: i.i.d. formulas, flagged heuristic (§3.6)
+        replicates = None  # a single stream: i.i.d. formulas, flagged heuristic
     cls = {"argsort": ArgsortSobol, "permutohedron": PermutohedronNormal,
            "sobol_sphere": SobolSphere}[sampler]
     instance = cls(p, rng=rng, replicates=replicates)
@@ -209,7 +214,8 @@ def _check_orders(orders, p):
 
 class _Problem:
     """One or several reduced problems (CV folds) scored together: lifts and values are
-    sums of test-residual drops over the problems divided by the summed ||y||^2 (§5.10)."""
+    sums of test-residual drops over the problems divided by the summed ||y||^2 (the
+    cross-validation metric of Bell, Devanathan & Boyd 2024, Sec. 4.1)."""
 
     def __init__(self, reduced_list, solver):
         self.reduced = reduced_list
@@ -268,8 +274,9 @@ def _cv_reductions(X, y, cv, alpha, center, reduction):
 
 
 def _select_alpha(X, y, alphas, cv, center, reduction):
-    """Candidate with the lowest pooled CV validation MSE of the full model (§5.11): one
-    SVD of each fold's reduced factor serves every candidate."""
+    """Candidate with the lowest pooled CV validation MSE of the full model (Bell,
+    Devanathan & Boyd 2024, Sec. 4.3): one SVD of each fold's reduced factor serves every
+    candidate."""
     from sklearn.model_selection import check_cv
 
     from skshapley.games._least_squares import _as_float_block
@@ -330,10 +337,11 @@ def lsspa(X_train, X_test=None, y_train=None, y_test=None, *, alpha=0.0, method=
     """Shapley attribution of a least-squares model's out-of-sample R² (LS-SPA).
 
     The players are the features, and the value of a set S of features is the test R² of
-    the model refit on S alone (ALGORITHMS.md §5.1). The data are reduced once to p x p
-    factors (§5.3, streamed for large data, §5.12); each sampled chain then costs one
-    O(p^3) factorisation that yields all p lifts at once (§5.4), in batches on the
-    configured backend. Small p is enumerated exactly over the 2^p subsets (§5.2).
+    the model refit on S alone (Sec. 2 of [1]_). The data are reduced once to p x p
+    factors (Sec. 3.2 of [1]_, streamed for large data as in Sec. 4.4); each sampled
+    chain then costs one O(p^3) factorisation that yields all p lifts at once
+    (Sec. 3.3), in batches on the configured backend. Small p is enumerated exactly over
+    the 2^p subsets.
 
     Parameters
     ----------
@@ -348,21 +356,21 @@ def lsspa(X_train, X_test=None, y_train=None, y_test=None, *, alpha=0.0, method=
         ``||X theta - y||^2 + alpha ||theta||^2`` on the centred data, as
         ``Ridge(alpha=alpha)``. The paper's (and ``ls-spa``'s ``reg``) lambda minimises
         ``(1/N) ||X theta - y||^2 + lambda ||theta||^2``, so ``alpha = N * lambda``
-        (§5.7). The test metric is unregularised.
+        (Sec. 4.2 of [1]_). The test metric is unregularised.
     method : {"auto", "exact", "permutation"}, default="auto"
         "exact" enumerates all 2^p subsets (p <= 25); "auto" does so when
         ``2**p <= max_samples * p`` (enumeration then costs less than the sampling
         budget), else samples chains.
     sampler : {"argsort", "permutohedron", "sobol_sphere", "mc"}, PermutationSampler or int
         array (n, p), default="argsort"
-        "argsort": argsort of scrambled Sobol points (the paper's QMC, §5.8);
+        "argsort": argsort of scrambled Sobol points (the QMC of Sec. 3.5 of [1]_);
         "permutohedron": the authors' code's permutohedron QMC (normal QMC on the sphere,
         Helmert basis); "sobol_sphere": the area-preserving construction of Mitchell et
         al. (:class:`skshapley.permutations.SobolSphere`); "mc": i.i.d. uniform orderings.
         An array gives the chains to use (``max_samples`` becomes its length).
     replicates : int or None, default=8
         Independent randomisations R of a QMC sampler. Their means are the draws of the
-        error estimate (§3.6), so the error bars are honest; None (or 1) uses one stream
+        error estimate, so the error bars are honest; None (or 1) uses one stream
         and i.i.d. formulas (``risk_is_heuristic=True``, as ``ls-spa`` does). Fewer
         replicates keep longer, better balanced Sobol' streams: at equal chains the
         default's error is 1.1-1.4x that of ``ls-spa``'s single antithetic stream,
@@ -383,12 +391,13 @@ def lsspa(X_train, X_test=None, y_train=None, y_test=None, *, alpha=0.0, method=
     quantile_level : float, default=0.95
     cv : int, cross-validation generator or iterable, optional
         Attribute the pooled cross-validated R² on the training data instead of the test
-        R² (§5.10): ``1 - sum_f ||X_f theta^(-f) - y_f||^2 / sum_f ||y_f||^2`` with each
+        R² (Sec. 4.1 of [1]_):
+        ``1 - sum_f ||X_f theta^(-f) - y_f||^2 / sum_f ||y_f||^2`` with each
         fold centred by its training complement's means. ``X_test``/``y_test`` must be None.
     alphas : sequence of float, optional
         Ridge candidates; the one with the lowest cross-validated MSE of the full model
-        (``cv`` folds, default 5) is used for every subset (§5.11, never re-tuned per
-        subset). Reported as ``result.alpha``.
+        (``cv`` folds, default 5) is used for every subset (Sec. 4.3 of [1]_, never
+        re-tuned per subset). Reported as ``result.alpha``.
     center : bool, default=True
         Centre with the training means (a model with intercept). False reproduces
         ``ls-spa``, which fits no intercept and centres nothing.
@@ -396,9 +405,9 @@ def lsspa(X_train, X_test=None, y_train=None, y_test=None, *, alpha=0.0, method=
         Reduction of the data: streaming Householder QR (stable) or Gram matrix + Cholesky
         (faster, squares the condition number).
     solver : {"auto", "qr", "cholesky"}, default="auto"
-        Per-chain factorisation (§5.4): Householder QR of the permuted factor (4p^3/3 flops)
-        or Cholesky of the permuted Gram (p^3/3); "auto" uses Cholesky while the Gram's
-        condition number is below 1e8.
+        Per-chain factorisation (Sec. 3.3 of [1]_): Householder QR of the permuted
+        factor (4p^3/3 flops) or Cholesky of the permuted Gram (p^3/3); "auto" uses
+        Cholesky while the Gram's condition number is below 1e8.
     random_state : None, int, Generator or RandomState
         Seeds the orderings and, separately, the Gaussian draws of the error estimate.
     return_history : bool, default=False

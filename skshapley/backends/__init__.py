@@ -1,6 +1,7 @@
 """Registry of kernel backends (numpy reference, numba CPU, GPU slots).
 
-See DESIGN.md §4.1. Kernels are pure functions on arrays with a NumPy twin each.
+Kernels are pure functions on arrays with a NumPy twin each. The user guide page "When
+the GPU pays off" says how a backend is chosen.
 """
 
 from skshapley.backends._registry import (

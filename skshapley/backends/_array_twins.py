@@ -1,4 +1,4 @@
-"""The model-agnostic kernels written once against an array library (§8.8).
+"""The model-agnostic kernels written once against an array library.
 
 :class:`ArrayKernels` holds the registry's model-agnostic kernels as whole-array
 operations of the NumPy API subset that CuPy implements (broadcasting, fancy indexing,
@@ -189,7 +189,7 @@ class ArrayKernels:
     # -- moment sketches and the quantile transform ---------------------------------------
     def moment_chunk(self, x, w, order, out):
         """Three passes over the chunk, each vectorised over columns; same fields and
-        exponents as the twin (§7.2)."""
+        exponents as the twin."""
         xp = self.xp
         x = xp.ascontiguousarray(self._on(x, dtype=xp.float64))
         w = xp.ascontiguousarray(self._on(w, dtype=xp.float64))
@@ -267,7 +267,7 @@ class ArrayKernels:
             return out
         return self._store(self.xp.arcsinh(self._on(x)), out)
 
-    # -- LS-SPA (§5.4, §5.2) ---------------------------------------------------------------
+    # -- LS-SPA (Bell, Devanathan & Boyd 2024, Sec. 3.3) -----------------------------------
     def _chain_drops(self, lower, z, test_factor, test_target, orders):
         """Lifts of a slice of chains from their lower factors (c, p, p) and rotated
         targets (c, p): the batched form of ``_numpy._chain_lifts_from_factor``."""
@@ -382,7 +382,7 @@ class ArrayKernels:
     def _host(self, array):
         return array if isinstance(array, np.ndarray) else self.xp.asnumpy(array)
 
-    # -- RKHS-SHAP (§6.2) -----------------------------------------------------------------
+    # -- RKHS-SHAP (Chau et al. 2022, Prop. 3) ---------------------------------------------
     def rkhs_subset_embeddings(self, training, background, length_scale, laplace, out):
         xp = self.xp
         result = xp.empty(out.shape, dtype=xp.float64)

@@ -1,4 +1,5 @@
-"""CuPy backend: the GPUTreeShap warp kernel as CUDA C++ in a ``RawModule`` (§8.2.4, §8.7).
+"""CuPy backend: the GPUTreeShap warp kernel (Mitchell, Frank & Holmes 2022, Sec. 3.4) as
+CUDA C++ in a ``RawModule``.
 
 One warp handles one packed bin (paths as groups of contiguous lanes) for a block of
 rows; a lane owns one path element and one permutation weight; extend and the unwound
@@ -6,11 +7,11 @@ sum exchange values with ``__shfl_sync``/``__shfl_up_sync`` on the group's mask.
 Weights are float64 (GPUTreeShap uses float32; float64 keeps our values equal to the CPU
 reference to round-off) and contributions are accumulated with float64 ``atomicAdd``,
 so the last bits vary between runs. Paths with more than 31 distinct features run in a
-one-thread-per-(row, path) kernel with the quadrature form of §8.1.3.
+one-thread-per-(row, path) kernel with the quadrature form of ``_tree_numpy``.
 
 Interventional values run one thread per (row, path) over the path's distinct background
-bit patterns (§8.1.4), interaction values one thread per (row, path) in the quadrature
-form (§8.4). The model-agnostic kernels are :class:`CupyKernels`: the whole-array
+bit patterns, interaction values one thread per (row, path) in the quadrature
+form. The model-agnostic kernels are :class:`CupyKernels`: the whole-array
 operations of ``_array_twins.py`` on CuPy, with fused CUDA kernels for the passes over
 the data of Philox orderings (the 24-round bijection in registers, then a device
 compaction) and moment sketches (three passes, each thread folding a strided slice of a
@@ -221,7 +222,7 @@ extern "C" __global__ void tree_interactions(
     const long long* out_ptr, const int* out_index, const double* out_value, int n_outputs,
     const double* nodes, const double* weights, double* out)
 {
-    // Path-dependent interaction values (§8.4), one thread per (row, path), quadrature
+    // Path-dependent interaction values, one thread per (row, path), quadrature
     // form: phi_ij = v/2 d_i d_j integral of prod_{k != i, j} a_k(t) dt; the diagonal is
     // phi_i minus the row's off-diagonal sum (twin of the numba.cuda ``_interactions``).
     long long r, p, start;
@@ -278,7 +279,7 @@ extern "C" __global__ void philox_images(
     const unsigned long long* keys, long long n, int rounds, int n_bits,
     unsigned long long* images)
 {
-    // images[p, i] = the keyed Feistel bijection of i in [0, 2^n_bits) (§2.8), one
+    // images[p, i] = the keyed Feistel bijection of i in [0, 2^n_bits), one
     // thread per (ordering, domain value): the whole cipher in registers, one pass
     long long id = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (id >= (n << n_bits)) return;
@@ -305,7 +306,7 @@ extern "C" __global__ void moment_sums(
 {
     // Thread t of column j folds entries t, t + n_part, ... (adjacent threads read
     // adjacent entries) into (NaN count, kept rows, weight, sum w x, min, max); the
-    // partials (d, n_part, 6) are reduced on the device afterwards (§7.2, §8.8)
+    // partials (d, n_part, 6) are reduced on the device afterwards
     long long id = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (id >= d * n_part) return;
     long long j = id / n_part;
@@ -432,7 +433,7 @@ def tree_interventional_shap(X, patterns, counts, n_distinct, n_background, path
                              lower, upper, missing_branch, missing_mode, out_ptr, out_index,
                              out_value, out):
     """CuPy twin of ``_tree_numpy.tree_interventional_shap``: a thread per (row, path)
-    over the path's distinct background patterns (§8.1.4)."""
+    over the path's distinct background patterns."""
     import cupy
 
     n_rows, n_features = X.shape
@@ -459,7 +460,7 @@ def tree_interventional_shap(X, patterns, counts, n_distinct, n_background, path
 def tree_path_interactions(X, path_ptr, feature, lower, upper, missing_branch, missing_mode,
                            zero_fraction, out_ptr, out_index, out_value, out):
     """CuPy twin of ``_tree_numpy.tree_path_interactions``: a thread per (row, path),
-    quadrature form (§8.4); paths of up to 64 distinct features."""
+    quadrature form; paths of up to 64 distinct features."""
     import cupy
 
     if len(path_ptr) > 1 and np.diff(path_ptr).max() > 64:
@@ -494,7 +495,7 @@ def tree_path_interactions(X, path_ptr, feature, lower, upper, missing_branch, m
 tree_background_patterns = _tree_numba.tree_background_patterns
 tree_interventional_walk = _tree_numba.tree_interventional_walk
 
-# -- model-agnostic kernels (issue 11, §8.8): whole-array CuPy operations ------------------
+# -- model-agnostic kernels (issue 11): whole-array CuPy operations ------------------------
 _TWINS = None
 
 

@@ -7,8 +7,8 @@ from skshapley.backends._gpu_layout import warp_layout
 from skshapley.backends._tree_numpy import LEGENDRE_NODES, LEGENDRE_WEIGHTS
 from skshapley.exceptions import BackendUnavailableError
 
-THREADS_PER_BLOCK = 256  # 8 warps, as GPUTreeShap (§8.2.5)
-ROWS_PER_WARP = 1024  # rows handled by one warp for plain SHAP values (§8.2.5)
+THREADS_PER_BLOCK = 256  # 8 warps, as GPUTreeShap's reference code
+ROWS_PER_WARP = 1024  # rows handled by one warp for plain SHAP values (GPUTreeShap's value)
 
 
 class LayoutCache:

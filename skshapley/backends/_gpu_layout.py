@@ -1,4 +1,5 @@
-"""Host-side layout of the GPU TreeSHAP kernels (§8.2.3, §8.2.5): paths packed into warps.
+"""Host-side layout of the GPU TreeSHAP kernels (as in GPUTreeShap, Mitchell, Frank & Holmes
+2022, Sec. 3): paths packed into warps.
 
 Each path becomes a *group* of contiguous lanes: its root placeholder (feature -1, z = 1,
 always satisfied) at rank 0, then its merged elements. Groups are packed into bins of 32

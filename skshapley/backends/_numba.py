@@ -567,7 +567,7 @@ def arcsinh(x, out):
     return out
 
 
-# -- LS-SPA (§5.4, §5.2) ----------------------------------------------------------------------
+# -- LS-SPA (Bell, Devanathan & Boyd 2024, Sec. 3.3) ------------------------------------------
 # Each chain is one prange iteration with its own workspace, so results do not depend on the
 # thread count. Row-major storage keeps every inner loop a contiguous dot product or axpy.
 # fastmath: only reassociation and contraction (FMA), so LLVM vectorises the dot products of

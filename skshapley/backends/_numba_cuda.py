@@ -1,9 +1,10 @@
-"""numba.cuda backend: the GPUTreeShap warp kernel (§8.2.4, §8.7), twin of ``_cupy.py``.
+"""numba.cuda backend: the GPUTreeShap warp kernel (Mitchell, Frank & Holmes 2022,
+Sec. 3.4), twin of ``_cupy.py``.
 
 Same lane program as the CUDA C++ of the CuPy backend, written with
 ``cuda.shfl_sync``/``cuda.shfl_up_sync`` (source lanes are absolute: group start plus
 rank); float64 weights and float64 atomic adds. Paths of more than 31 distinct features
-go to a one-thread-per-(row, path) kernel (quadrature form, §8.1.3). numba's CUDA
+go to a one-thread-per-(row, path) kernel (quadrature form of ``_tree_numpy``). numba's CUDA
 simulator has no warp shuffles, so without a GPU the lane program is checked by the
 NumPy warp emulator of the tests instead.
 
@@ -200,7 +201,7 @@ def tree_path_shap(X, path_ptr, feature, lower, upper, missing_branch, missing_m
 @cuda.jit
 def _interactions(X, path_ptr, feature, lower, upper, zero_fraction, miss, mode, out_ptr,
                   out_index, out_value, nodes, weights, out):
-    """Path-dependent interaction values (§8.4), one thread per (row, path), quadrature
+    """Path-dependent interaction values, one thread per (row, path), quadrature
     form: phi_ij = v/2 d_i d_j integral of prod_{k != i, j} a_k(t) dt, the diagonal takes
     phi_i minus the row's off-diagonal sum. No warp shuffles, so numba's CUDA simulator
     runs it too."""
@@ -284,7 +285,7 @@ def tree_path_interactions(X, path_ptr, feature, lower, upper, missing_branch, m
 @cuda.jit
 def _interventional(X, patterns, counts, n_distinct, n_background, path_ptr, feature, lower,
                     upper, miss, mode, out_ptr, out_index, out_value, weights, out):
-    """One thread per (row, path) over the path's distinct background patterns (§8.1.4);
+    """One thread per (row, path) over the path's distinct background patterns;
     the lane-free twin of the CuPy ``tree_interventional`` kernel."""
     thread = cuda.grid(1)
     n_rows = X.shape[0]
@@ -368,7 +369,7 @@ def tree_interventional_walk(*args, **kwargs):
     return _tree_numba.tree_interventional_walk(*args, **kwargs)
 
 
-# -- model-agnostic kernels (issue 11, §8.8) ----------------------------------------------
+# -- model-agnostic kernels (issue 11) ----------------------------------------------------
 # Host wrappers take and return NumPy arrays like every backend (copies in, result out);
 # each launch is one thread per output element unless said otherwise. float64 throughout.
 
@@ -491,7 +492,7 @@ SCAN_THREADS = 256  # threads of the compaction block; a power of two
 
 @cuda.jit
 def _philox_images(keys, n_bits, images):
-    """2-D elementwise: images[p, i] = the keyed bijection of i (§2.8), one thread each."""
+    """2-D elementwise: images[p, i] = the keyed bijection of i, one thread each."""
     element = cuda.grid(1)
     n, size = images.shape
     if element >= n * size:
@@ -550,7 +551,7 @@ def philox_orders(seed, start, out, rounds=None):
     """numba.cuda twin of :func:`skshapley.backends._numpy.philox_orders`: round keys from
     the same SplitMix64 stream (host, n x rounds words), the bijection as one 2-D
     elementwise kernel over (ordering, padded domain), then one block per ordering
-    compacts the values below d by a block scan (§8.8)."""
+    compacts the values below d by a block scan."""
     from skshapley.backends._numpy import PHILOX_ROUNDS, philox_bits, philox_keys
 
     rounds = PHILOX_ROUNDS if rounds is None else rounds
@@ -608,7 +609,7 @@ def _block_extreme(shared, value, take_max):
 
 @cuda.jit
 def _moment_summary(x, w, out):
-    """Block j summarises column j: weight, two-pass mean, range, atoms, counts (§7.2)."""
+    """Block j summarises column j: weight, two-pass mean, range, atoms, counts."""
     j = cuda.blockIdx.x
     tid = cuda.threadIdx.x
     shared = cuda.shared.array(MOMENT_THREADS, float64)
@@ -696,7 +697,7 @@ def _moment_powers(x, w, mean, scale, order, first, out):
 
 def moment_chunk(x, w, order, out):
     """numba.cuda twin of :func:`skshapley.backends._numpy.moment_chunk`: one block per
-    column, block tree reductions (§8.8); the exponent is set on the host between the two
+    column, block tree reductions; the exponent is set on the host between the two
     launches (it needs frexp of the range)."""
     from skshapley.backends._numpy import N_MOMENT_FIELDS, _unit_exponent
 
@@ -830,9 +831,9 @@ def interp_columns(X, xp, fp, out):
 @cuda.jit
 def _lsspa_cholesky(orders, gram, cross, test_factor, test_target, scale, out, status,
                     lower, z, g, drops):
-    # One thread per chain (§5.4): Cholesky of the permuted Gram matrix, the rotated
-    # target, then the test-residual drop of each step; workspaces are the chain's rows of
-    # global arrays (p is only known at run time).
+    # One thread per chain (Bell, Devanathan & Boyd 2024, Sec. 3.3): Cholesky of the
+    # permuted Gram matrix, the rotated target, then the test-residual drop of each step;
+    # workspaces are the chain's rows of global arrays (p is only known at run time).
     c = cuda.grid(1)
     n, p = orders.shape
     if c >= n:
@@ -863,7 +864,7 @@ def _lsspa_cholesky(orders, gram, cross, test_factor, test_target, scale, out, s
 @cuda.jit(device=True)
 def _chain_drops(orders, c, L, zc, test_factor, test_target, scale, gc, dc, out):
     """The test-residual drop of each step of chain c from its lower factor L and rotated
-    target zc (§5.4): the twin of ``_chain_lifts_from_factor``, one test row at a time."""
+    target zc: the twin of ``_chain_lifts_from_factor``, one test row at a time."""
     p = orders.shape[1]
     for k in range(p):
         dc[k] = 0.0
@@ -884,8 +885,9 @@ def _chain_drops(orders, c, L, zc, test_factor, test_target, scale, gc, dc, out)
 @cuda.jit
 def _lsspa_qr(orders, factor, target, test_factor, test_target, scale, out, work, lower,
               z, g, drops):
-    # One thread per chain (§5.4): Householder QR of [R[:, pi] | ytilde] in the chain's
-    # rows of a global workspace, then the drops from L = R_pi' and z = the last column.
+    # One thread per chain (Bell, Devanathan & Boyd 2024, Sec. 3.3): Householder QR of
+    # [R[:, pi] | ytilde] in the chain's rows of a global workspace, then the drops from
+    # L = R_pi' and z = the last column.
     # Row signs of the R factor may differ from NumPy's; every step's product z_j g_j,
     # and so every lift, is the same.
     c = cuda.grid(1)
@@ -965,7 +967,7 @@ def lsspa_chain_lifts_cholesky(orders, gram, cross, test_factor, test_target, sc
 def _lsspa_subsets(first, gram, cross, tgram, tcross, out, status, chol, members, theta):
     # One thread per subset S (bitmask first + thread index): Cholesky of the Gram matrix
     # R_S' R_S, theta_S from it, and the test gain 2 theta_S' T_S't - theta_S' T_S'T_S
-    # theta_S = ||t||^2 - ||T_S theta_S - t||^2 (§5.2). A pivot at or below 1e-12 of its
+    # theta_S = ||t||^2 - ||T_S theta_S - t||^2. A pivot at or below 1e-12 of its
     # diagonal (a dependent column) is flagged for the host's least-squares solve.
     t = cuda.grid(1)
     if t >= status.shape[0]:

@@ -135,7 +135,7 @@ def threads_for(work):
     busy machine a worker that is not scheduled stalls the call for a time slice
     (measured: one row's path-dependent values took 8 ms instead of 0.3 ms with two
     threads while other processes held the cores). The previous count is restored in
-    ``finally`` (STYLE.md §5, "Threads")."""
+    ``finally``."""
     if work >= PARALLEL_MIN_WORK:
         yield
         return

@@ -1,7 +1,7 @@
 """NumPy reference kernels: the fallback backend and the oracle of every parity test.
 
-Every function here has a twin of the same name and signature in each other backend
-(STYLE.md §5). Arguments are arrays, then scalars, then a preallocated ``out`` that the
+Every function here has a twin of the same name and signature in each other backend.
+Arguments are arrays, then scalars, then a preallocated ``out`` that the
 kernel fills and returns.
 """
 
@@ -38,7 +38,7 @@ KERNELS = (
 
 
 def assemble_masked_batch(x, background, coalitions, out):
-    """Fill the model input of interventional games (§1.2), for one or several rows.
+    """Fill the model input of interventional games, for one or several rows.
 
     Parameters
     ----------
@@ -66,7 +66,7 @@ def assemble_masked_batch(x, background, coalitions, out):
 
 
 def prefix_coalitions(orders, out):
-    """Masks of the proper non-empty prefixes of each ordering (§2.1).
+    """Masks of the proper non-empty prefixes of each ordering.
 
     Parameters
     ----------
@@ -90,7 +90,7 @@ def prefix_coalitions(orders, out):
 
 
 def accumulate_permutation_marginals(orders, path_values, out):
-    """Marginal contribution of every player along every ordering (§1.4).
+    """Marginal contribution of every player along every ordering.
 
     Parameters
     ----------
@@ -119,7 +119,7 @@ def _shapley_weights(n_players):
 
 
 def exact_shapley_from_values(values, n_players, out):
-    """Exact Shapley values from the values of all 2^d coalitions (§1.3).
+    """Exact Shapley values from the values of all 2^d coalitions.
 
     Parameters
     ----------
@@ -154,7 +154,8 @@ def _popcount(masks):
 
 
 def precedence_bits(orders, out):
-    """Pack each ordering's pair-precedence bits [r_i < r_j], i < j, into uint64 words (§2.3).
+    """Pack each ordering's pair-precedence bits [r_i < r_j], i < j, into uint64 words (the
+    feature map of the Kendall and Mallows kernels, Mitchell et al. 2022, Sec. 3).
 
     Parameters
     ----------
@@ -199,8 +200,9 @@ def discordant_pairs(bits_a, bits_b, out):
     return out
 
 
-# Counter-based orderings (§2.8): a keyed Feistel/Philox bijection of [0, 2^b), compacted
-# to the values below d. Constants of the VariablePhilox bijection and SplitMix64.
+# Counter-based orderings (the bijective shuffle of Mitchell, Stokes, Frank & Holmes 2022,
+# Sec. 3-4): a keyed Feistel/Philox bijection of [0, 2^b), compacted to the values below d.
+# Constants of the VariablePhilox bijection and SplitMix64.
 PHILOX_M0 = 0xD2B74407B1CE6E93
 PHILOX_ROUNDS = 24
 PHILOX_MIN_BITS = 8
@@ -249,7 +251,7 @@ def philox_bijection(values, keys, n_bits):
 
 
 def philox_orders(seed, start, out, rounds=PHILOX_ROUNDS):
-    """Orderings ``start .. start + n - 1`` of the counter-based stream of ``seed`` (§2.8).
+    """Orderings ``start .. start + n - 1`` of the counter-based stream of ``seed``.
 
     Parameters
     ----------
@@ -276,7 +278,8 @@ def philox_orders(seed, start, out, rounds=PHILOX_ROUNDS):
     return out
 
 
-# Fields of one row of ``moment_chunk``'s output (ALGORITHMS.md §7.1-7.2).
+# Fields of one row of ``moment_chunk``'s output (the moment sketch of Mitchell, Frank &
+# Holmes 2021, Sec. 3, with the central sums of Pébay et al. 2016).
 MOMENT_FIELDS = ("weight", "mean", "exp2", "min", "max", "w_at_min", "w_at_max", "w_zero",
                  "n_nan", "n_rows")
 N_MOMENT_FIELDS = len(MOMENT_FIELDS)
@@ -294,15 +297,15 @@ def _unit_exponent(low, high):
 
 
 def moment_chunk(x, w, order, out):
-    """Central moment summary of one chunk per column (§7.2, batch update).
+    """Central moment summary of one chunk per column (batch update).
 
     ``x`` is ``(d, n)`` float64, one contiguous row per feature; ``w`` is ``(n,)``.
     NaN values and zero weights are skipped (NaNs are counted). Row ``j`` of ``out``
     (``(d, N_MOMENT_FIELDS + order)``) receives ``MOMENT_FIELDS`` then
     ``M_hat_k = sum w (x - mean)^k / 2^(e k)`` for k = 1..order, where the mean is
     computed in two passes (mean, then one refinement). ``M_hat_1`` is the residual of
-    the rounded float64 mean; keeping it makes offsets such as 1e12 exact (§7.2 assumes
-    it is 0, which loses the moments when ulp(mean) is comparable to the spread).
+    the rounded float64 mean; keeping it makes offsets such as 1e12 exact (assuming it
+    is 0 loses the moments when ulp(mean) is comparable to the spread).
     """
     d = x.shape[0]
     out[...] = 0.0
@@ -348,18 +351,18 @@ def interp_columns(X, xp, fp, out):
 
 
 def arcsinh(x, out):
-    """``out[...] = np.arcsinh(x)`` (the sketches' heavy-tail transform, §7.7)."""
+    """``out[...] = np.arcsinh(x)`` (the sketches' heavy-tail transform)."""
     np.arcsinh(x, out=out)
     return out
 
 
-# -- LS-SPA (§5.4, §5.2) --------------------------------------------------------------------
-# The reduced least-squares problem (§5.3): a p x p upper-triangular training factor R with
+# -- LS-SPA (Bell, Devanathan & Boyd 2024, Sec. 3.2-3.3) -------------------------------------
+# The reduced least-squares problem (Sec. 3.2): a p x p upper-triangular training factor R with
 # target ytilde (||X theta - y||^2 = ||R theta - ytilde||^2 + const) and an m x p test factor
 # T with target ttilde. A chain's lift of feature pi_k is the drop of the test residual when
 # pi_k joins; with L = Rtilde^T lower triangular (Rtilde the R factor of R[:, pi], or the
 # Cholesky factor of the permuted Gram) and z = L^{-1} (R^T ytilde)[pi], the test prediction of
-# model k is sum_{i <= k} z_i g_i with g_i column i of G = T[:, pi] L^{-T} (§5.4, the cumsum
+# model k is sum_{i <= k} z_i g_i with g_i column i of G = T[:, pi] L^{-T} (Sec. 3.3, the cumsum
 # formulation). Each increment is computed as delta (2 e + delta), e the residual before it,
 # not as a difference of residual norms, so small lifts keep their relative accuracy.
 
@@ -376,14 +379,14 @@ def _chain_lifts_from_factor(lower, z, test_factor, test_target, pi, scale, out_
 
 
 def lsspa_chain_lifts_qr(orders, factor, target, test_factor, test_target, scale, out):
-    """Lift vectors of chains from the R factor of each permuted training factor (§5.4).
+    """Lift vectors of chains from the R factor of each permuted training factor.
 
     Parameters
     ----------
     orders : int64 (n, p)
         Row c is a chain: ``orders[c, k]`` joins at step k.
     factor : float64 (p, p)
-        Upper-triangular training factor R of the reduced problem (§5.3).
+        Upper-triangular training factor R of the reduced problem.
     target : float64 (p,)
         Reduced training target ytilde.
     test_factor : float64 (m, p)
@@ -414,7 +417,7 @@ def lsspa_chain_lifts_qr(orders, factor, target, test_factor, test_target, scale
 
 def lsspa_chain_lifts_cholesky(orders, gram, cross, test_factor, test_target, scale, out,
                                status):
-    """Lift vectors of chains from the Cholesky factor of each permuted Gram matrix (§5.4).
+    """Lift vectors of chains from the Cholesky factor of each permuted Gram matrix.
 
     Faster than :func:`lsspa_chain_lifts_qr` (p^3/3 instead of 4p^3/3 flops per chain) but
     squares the condition number.
@@ -457,7 +460,7 @@ def lsspa_chain_lifts_cholesky(orders, gram, cross, test_factor, test_target, sc
 
 
 def lsspa_subset_gains(factor, target, test_factor, test_target, out):
-    """Test-residual drop of the least-squares fit on every subset of features (§5.2).
+    """Test-residual drop of the least-squares fit on every subset of features.
 
     Parameters
     ----------
@@ -486,10 +489,9 @@ def subset_gain_lstsq(factor, target, test_factor, test_target, subset):
     return test_target @ test_target - residual @ residual
 
 
-# -- RKHS-SHAP (§6.2) -------------------------------------------------------------------------
+# -- RKHS-SHAP (Chau et al. 2022, Prop. 3) ----------------------------------------------------
 def rkhs_subset_embeddings(training, background, length_scale, laplace, out):
-    """Kernel mean embeddings of every feature subset, the interventional RKHS game's
-    table (§6.2).
+    """Kernel mean embeddings of every feature subset, the interventional RKHS game's table.
 
     Parameters
     ----------

@@ -1,4 +1,5 @@
-"""Bin packing of paths into 32-lane warps (§8.3), run once per model on the CPU.
+"""Bin packing of paths into 32-lane warps (GPUTreeShap, Mitchell, Frank & Holmes 2022,
+Sec. 3.3), run once per model on the CPU.
 
 Items are paths of size u + 1 (the root placeholder takes a lane); a path may not span
 two warps. Packers: "none" (a warp per path), "nf" (next fit, in path order), "ffd"

@@ -1,7 +1,7 @@
 """The backend registry: one frozen record per backend, kernels loaded lazily.
 
-Callers use :func:`get_backend` and never import numba, numba.cuda or cupy themselves
-(STYLE.md §1.3). A backend that cannot run reports why and never breaks
+Callers use :func:`get_backend` and never import numba, numba.cuda or cupy themselves.
+A backend that cannot run reports why and never breaks
 ``import skshapley``.
 """
 
@@ -122,10 +122,10 @@ _add(Backend("numba_cuda", lambda: importlib.import_module("skshapley.backends._
 _add(Backend("cupy", lambda: importlib.import_module("skshapley.backends._cupy"),
              _cupy_reason, extra="gpu"))
 
-# "auto" tries these in order (STYLE.md §5, "Fallbacks"). The model-agnostic kernels
-# are called with host arrays, and where a GPU pays for the transfer has not been measured
-# (DESIGN.md §4.1), so a GPU backend runs them only when asked for by name; tree_shap has
-# its own measured GPU threshold (skshapley.tree, GPU_MIN_WORK).
+# "auto" tries these in order, and a named backend that is missing raises instead of
+# falling back. The model-agnostic kernels are called with host arrays, and where a GPU
+# pays for the transfer has not been measured, so a GPU backend runs them only when asked
+# for by name; tree_shap has its own measured GPU threshold (skshapley.tree, GPU_MIN_WORK).
 _AUTO_ORDER = ("numba", "numpy")
 
 

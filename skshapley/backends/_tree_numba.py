@@ -1,4 +1,4 @@
-"""Numba CPU kernels of exact TreeSHAP, twins of ``_tree_numpy.py`` (§8.6.2).
+"""Numba CPU kernels of exact TreeSHAP, twins of ``_tree_numpy.py``.
 
 Layout: blocks of 64 rows; inside a block every path streams once and is applied to the
 block's rows, which only that block writes, so results are identical for any thread
@@ -64,7 +64,7 @@ _in_category_set = register_jitable(category_set_contains)
 
 @njit(cache=True, inline="always")
 def _is_missing(x, missing_mode):
-    """NaN, or LightGBM's zero under its "Zero" missing type (§8.6.3)."""
+    """NaN, or LightGBM's zero under its "Zero" missing type."""
     return x != x or (missing_mode == MISSING_NAN_OR_ZERO
                       and -LIGHTGBM_ZERO_THRESHOLD < x <= LIGHTGBM_ZERO_THRESHOLD)
 
@@ -87,7 +87,8 @@ def _set_satisfied(x, lower, upper, missing_branch):
 
 @register_jitable(error_model="numpy")
 def _path_coefficients(o, z, u, nodes, weights, prefix, coefficients):
-    """c_i = (o_i - z_i) sum_q w_q prod_{j != i} (z_j + (o_j - z_j) t_q) (§8.1.3)."""
+    """c_i = (o_i - z_i) sum_q w_q prod_{j != i} (z_j + (o_j - z_j) t_q), the per-path
+    quadrature form of ``_tree_numpy``."""
     q = (u + 1) // 2
     for i in range(u):
         coefficients[i] = 0.0
@@ -343,7 +344,7 @@ def _interaction_rows(X, row_start, row_stop, path_start, path_stop, path_ptr, f
                 for j in range(u):
                     pair[i, j] = 0.0
             # For each conditioning element c: products over k not in {i, c} by prefix and
-            # suffix products with a_c replaced by 1 (O(u^2 q) per pattern and path, §8.6.2).
+            # suffix products with a_c replaced by 1 (O(u^2 q) per pattern and path).
             for c in range(u):
                 d_c = o[c] - z[c]
                 if d_c == 0.0:

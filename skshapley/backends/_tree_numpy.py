@@ -1,4 +1,5 @@
-"""NumPy reference kernels of exact TreeSHAP on merged paths (§8.1.3, §8.1.4, §8.4).
+"""NumPy reference kernels of exact TreeSHAP on merged paths (Lundberg et al. 2020; paths as
+in GPUTreeShap, Mitchell, Frank & Holmes 2022, Sec. 3).
 
 Arguments follow the ensemble IR (``skshapley.tree.TreeEnsemble``): ``path_ptr``,
 ``feature``, ``lower``, ``upper``, ``missing_branch``, ``missing_mode``,
@@ -11,7 +12,8 @@ the path's game is v * prod_{j in S} o_j * prod_{j not in S} z_j, whose Shapley 
 
     phi_i = v (o_i - z_i) * integral_0^1 prod_{j != i} (z_j + (o_j - z_j) t) dt,
 
-a polynomial of degree u - 1 in t: Gauss-Legendre with ceil(u / 2) nodes is exact.
+a polynomial of degree u - 1 in t: Gauss-Legendre with ceil(u / 2) nodes is exact (the
+same identity underlies Linear TreeShap, Yu et al. 2022).
 """
 
 from __future__ import annotations
@@ -19,13 +21,13 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import gammaln
 
-# How an element decides that a value is missing (§8.6.3): NaN only (XGBoost, sklearn,
+# How an element decides that a value is missing: NaN only (XGBoost, sklearn,
 # LightGBM "NaN"; LightGBM "None" is folded in by testing 0 against the interval), or NaN
 # and -1e-35 < x <= 1e-35 (LightGBM "Zero").
 MISSING_NAN = 0
 MISSING_NAN_OR_ZERO = 1
 LIGHTGBM_ZERO_THRESHOLD = 1e-35
-# A categorical split's set of codes that is not one interval (§8.9, GPUTreeShap's
+# A categorical split's set of codes that is not one interval (as GPUTreeShap's
 # bitset elements): NaN is missing, and any other x satisfies the element iff the
 # "atom" of x is in a set of up to 106 atoms whose bits ``lower`` and ``upper`` hold as
 # exact integers below 2**53 (SET_WORD_BITS each). Atoms: [k, k + 1) for the codes
@@ -52,7 +54,8 @@ LEGENDRE_NODES, LEGENDRE_WEIGHTS = _legendre_tables()
 
 
 def _shapley_weight_table(size=65):
-    """W[s, n] = s! (n - s - 1)! / n! for 0 <= s < n <= size - 1 (§8.1.4)."""
+    """W[s, n] = s! (n - s - 1)! / n! for 0 <= s < n <= size - 1 (the Shapley weights of
+    interventional TreeSHAP)."""
     table = np.zeros((size, size))
     for n in range(1, size):
         s = np.arange(n)
@@ -138,7 +141,8 @@ def _products_excluding_one(a):
 
 def tree_path_shap(X, path_ptr, feature, lower, upper, missing_branch, missing_mode,
                    zero_fraction, out_ptr, out_index, out_value, out):
-    """Path-dependent TreeSHAP (§8.1.3): add every path's contributions to ``out``.
+    """Path-dependent TreeSHAP in the per-path form above: add every path's contributions
+    to ``out``.
 
     Parameters
     ----------
@@ -169,7 +173,8 @@ def tree_path_shap(X, path_ptr, feature, lower, upper, missing_branch, missing_m
 
 def tree_path_interactions(X, path_ptr, feature, lower, upper, missing_branch, missing_mode,
                            zero_fraction, out_ptr, out_index, out_value, out):
-    """Path-dependent SHAP interaction values (§8.4), added to ``out``.
+    """Path-dependent SHAP interaction values (Lundberg et al. 2020; per path as in
+    GPUTreeShap, Sec. 3.5), added to ``out``.
 
     ``out`` : float64 (n_rows, n_outputs, n_features, n_features). Off-diagonal
     phi_ij = v/2 (o_i - z_i)(o_j - z_j) * integral prod_{k != i, j} a_k(t) dt; the diagonal
@@ -255,7 +260,8 @@ def tree_background_patterns(background, path_ptr, feature, lower, upper, missin
 def tree_interventional_shap(X, patterns, counts, n_distinct, n_background, path_ptr, feature,
                              lower, upper, missing_branch, missing_mode, out_ptr, out_index,
                              out_value, out):
-    """Interventional TreeSHAP (§8.1.4) from the background patterns, added to ``out``.
+    """Interventional TreeSHAP (Lundberg et al. 2020) from the background patterns, added
+    to ``out``.
 
     For a row x and background row r on one path: A = elements x satisfies and r does not,
     B = the reverse; if some element is satisfied by neither, the pair contributes
@@ -315,7 +321,8 @@ def edges_followed(X, feature, edge_ptr, edge_lower, edge_upper, missing_branch,
 def tree_interventional_walk(X, background, tree_root, child_ptr, child, feature, edge_ptr,
                              edge_lower, edge_upper, missing_branch, missing_mode, value_ptr,
                              value_index, value, max_depth, max_children, out, base):
-    """Interventional TreeSHAP (§8.1.4) by walking the trees, added to ``out``.
+    """Interventional TreeSHAP (Lundberg et al. 2020) by walking the trees, added to
+    ``out``.
 
     The game of a row x and one background row z on a tree: a feature where x and z
     follow the same edges is irrelevant; where they part, the walk takes both ways, the

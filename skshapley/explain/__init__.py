@@ -1,4 +1,4 @@
-"""Estimators that explain models (DESIGN.md §4.4)."""
+"""Estimators that explain models."""
 
 from skshapley.explain._explainer import ShapleyExplainer
 from skshapley.explain._explanation import Explanation

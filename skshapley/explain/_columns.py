@@ -1,6 +1,6 @@
 """Numbers for the non-numeric columns of a DataFrame, and the DataFrame back.
 
-Coalitions are masked in one float array (DESIGN.md §5, "one big batch"), but a Pipeline
+Coalitions are masked in one float array (one big batch per model call), but a Pipeline
 that one-hot encodes text columns must be called on the text. ``ColumnCodec`` gives every
 value of a non-numeric column a code (its position among the column's values), so a
 masked batch of codes is assembled as usual, and rebuilds the DataFrame, with the

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_array, check_is_fitted
 from tqdm.auto import tqdm
 
 from skshapley._config import config_context, get_config
-from skshapley.approximators import check_method, check_sampler
+from skshapley.approximators import METHOD_RECORDS, check_sampler
 from skshapley.explain._columns import (
     ColumnCodec,
     check_missing_values_taken,
@@ -35,11 +35,14 @@ from skshapley.utils._sklearn_compat import (
     StrOptions,
     check_feature_names_in,
     fit_context,
-    get_output_config,
     validate_data,
 )
 from skshapley.utils._state import restored_on_failure
 from skshapley.utils._validation import as_pandas_frame, finite_policy, takes_missing_values
+
+# The explainer's methods: TreeSHAP and linear models' closed form read the model, the
+# approximators' (their records) play its games.
+_METHODS = ("auto", "tree", "linear", *METHOD_RECORDS)
 
 
 def _model_response(estimator, response_method, feature_names, codec):
@@ -62,10 +65,13 @@ def _explain_chunk(plan, estimator, X, background, response, config, device):
 class ShapleyExplainer(TransformerMixin, BaseEstimator):
     """Explain any model's predictions with Shapley values, with error bars.
 
-    The interventional game (§1.2) of each explained row x is
-    v_x(S) = mean over background rows b of f(x_S, b_{N \\ S}). Its Shapley values are
-    computed exactly when 2^d evaluations fit in ``max_evals``, and otherwise estimated
-    from antithetic permutation samples with per-feature standard errors (§2, §3).
+    The interventional game of each explained row x (see the user guide,
+    "Interventional or observational values") is
+    :math:`v_x(S) = \\frac{1}{m} \\sum_{b} f(x_S, b_{N \\setminus S})`, the mean over the
+    m background rows b. Its Shapley values are computed exactly when 2^d evaluations
+    fit in ``max_evals``, and otherwise estimated from antithetic permutation samples
+    (Mitchell, Cooper, Frank & Holmes 2022, Sec. 2.4) with per-feature standard errors
+    (see the user guide, "Budgets and error bars").
 
     Parameters
     ----------
@@ -90,10 +96,11 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         "decision_function"). A callable is called as ``f(estimator, X)``.
     method : {"auto", "tree", "linear", "exact", "permutation", "stratified", "owen", \
             "owen_halved", "kernel", "leverage", "kadd", "surrogate"}, default="auto"
-        "tree": exact TreeSHAP (§8) for scikit-learn, XGBoost and LightGBM tree
-        ensembles, and Pipelines of column-wise steps (scalers, imputers, ...) ending in
-        one, when the explained output is linear in the leaves (regression values,
-        forest probabilities, boosted margins and log-odds); no model is called per row.
+        "tree": exact TreeSHAP (Lundberg et al. 2020) for scikit-learn, XGBoost and
+        LightGBM tree ensembles, and Pipelines of column-wise steps (scalers, imputers,
+        and so on) ending in one, when the explained output is linear in the leaves
+        (regression values, forest probabilities, boosted margins and log-odds); no model
+        is called per row.
         "linear": the closed form phi_j(x) = sum of w_k (Z(x)_k - mean_b Z(b)_k) over
         the columns k of Z made from column j, for a model with ``coef_`` w and
         ``intercept_`` (LinearRegression, Ridge, LogisticRegression, LinearSVC, SGD...)
@@ -127,14 +134,15 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         2 + 64 (d - 1) (the budget of 32 antithetic pairs of orderings).
     tol : float, optional
         Stop a row early once the 95 % quantile of its estimated overall error
-        ||phi_hat - phi||_2 is below ``tol`` (§3.5).
+        ||phi_hat - phi||_2 is below ``tol`` (see the user guide, "Budgets and error
+        bars").
     background : int or array-like (n_background, n_features), default=100
         The background rows, or how many rows of ``fit``'s X to sample for it.
     feature_perturbation : {"interventional", "tree_path_dependent"}, \
             default="interventional"
         The game: features outside a coalition take background values
         ("interventional", every method), or, for ``method="tree"`` only, TreeSHAP's
-        cover-weighted conditional expectation ("tree_path_dependent", §8.1.1), which
+        cover-weighted conditional expectation ("tree_path_dependent"), which
         needs no background and gives interaction values.
     n_jobs : int, optional
         Rows are explained in parallel chunks with joblib; results do not depend on it.
@@ -176,6 +184,10 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         "decision(yes)".
     method_ : str
         The method "auto" resolved to.
+    response_method_ : str or callable
+        The explained output ``response_method="auto"`` resolved to: "predict",
+        "predict_proba", "decision_function", "predict_log_odds" or "score_samples"
+        (a callable ``response_method`` as given).
     tree_ensemble_ : skshapley.tree.TreeEnsemble or None
         The model's merged paths when ``method_ == "tree"``.
     sampler_ : str, PermutationSampler or None
@@ -205,6 +217,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
     >>> phi = explainer.fit(X, y).transform(X[:3])
     >>> phi.shape
     (3, 10)
+    >>> explainer.response_method_
+    'predict'
     """
 
     _parameter_constraints = {
@@ -299,8 +313,11 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         X = as_pandas_frame(X)
         codec, X_checked = self._checked_rows(X, finite, reset=True)
         n_features = X_checked.shape[1]
-        if self.method not in ("tree", "linear"):  # read off the model, not games
-            check_method(self.method)
+        if self.method not in _METHODS:
+            raise ValueError(
+                f"The 'method' parameter of ShapleyExplainer must be one of "
+                f"{list(_METHODS)}; got {self.method!r}."
+            )
         check_sampler(self.sampler, n_features)
         if prefit:
             check_is_fitted(model)
@@ -408,6 +425,9 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         self.expected_value_ = float(expected) if outputs.ndim == 1 else expected
         self.output_names_ = self._output_names(estimator, outputs)
         self.method_ = method
+        self.response_method_ = (self.response_method if callable(self.response_method)
+                                 else resolve_response_method(estimator,
+                                                              self.response_method))
         self.sampler_ = None if plan is None else plan.sampler
         self.max_evals_ = 0 if plan is None else plan.budget
         self.random_seed_ = random_seed
@@ -655,15 +675,16 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        values : ndarray (n_samples, n_features) or (n_samples, n_features, n_outputs)
-            With ``set_output(transform="pandas")`` (or ``"polars"``) a DataFrame whose
-            columns are :meth:`get_feature_names_out` (multi-output values flattened
-            feature-major).
+        values : ndarray (n_samples, n_features * n_outputs)
+            One column per name of :meth:`get_feature_names_out`: with several outputs
+            (a multiclass classifier) feature-major, column ``j * n_outputs + o`` the
+            value of feature j for output o, ``explain(X).values.reshape(n_samples, -1)``
+            (``explain`` keeps the (n_samples, n_features, n_outputs) array). With
+            ``set_output(transform="pandas")`` (or ``"polars"``) a DataFrame with these
+            columns.
         """
         values = self.explain(X).values
-        if values.ndim == 3 and get_output_config("transform", self)["dense"] != "default":
-            values = values.reshape(values.shape[0], -1)
-        return values
+        return values.reshape(values.shape[0], -1)
 
     def get_feature_names_out(self, input_features=None):
         """``"<feature>_shap"`` per feature (``"<feature>_shap_<output>"`` when several

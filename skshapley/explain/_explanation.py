@@ -14,10 +14,28 @@ _EXACT_METHODS = frozenset({"tree", "linear",
                             *(name for name, r in METHOD_RECORDS.items() if r.exact)})
 _ESTIMATING_METHODS = frozenset(name for name, r in METHOD_RECORDS.items() if not r.exact)
 
+_ROWS, _FEATURES, _OUTPUTS = "rows", "features", "outputs"
+# At most this many rows and features in the table of ``_repr_html_``.
+_HTML_ROWS, _HTML_FEATURES = 5, 8
+
+
+def _format_numbers(array, limit=6):
+    """``1.5`` or ``[1.5, 2, ...]``: 4 significant digits, at most ``limit`` numbers."""
+    array = np.asarray(array, dtype=np.float64)
+    if array.ndim == 0:
+        return f"{float(array):.4g}"
+    shown = ", ".join(f"{x:.4g}" for x in array.ravel()[:limit])
+    return f"[{shown}{', ...' if array.size > limit else ''}]"
+
+
+def _format_names(names, limit=6):
+    shown = ", ".join(repr(name) for name in names[:limit])
+    return f"[{shown}{', ...' if len(names) > limit else ''}]"
+
 
 class _PlotAccessor:
     """``explanation.plot.bar()``, ``.beeswarm()``, ``.waterfall(i)``, ``.summary()``,
-    ``.dependence(feature)``."""
+    ``.dependence(feature)``, ``.heatmap()``, ``.decision(rows)``."""
 
     def __init__(self, explanation):
         self._explanation = explanation
@@ -46,6 +64,16 @@ class _PlotAccessor:
         from skshapley import plotting
 
         return plotting.dependence(self._explanation, feature, **kwargs)
+
+    def heatmap(self, **kwargs):
+        from skshapley import plotting
+
+        return plotting.heatmap(self._explanation, **kwargs)
+
+    def decision(self, rows=None, **kwargs):
+        from skshapley import plotting
+
+        return plotting.decision(self._explanation, rows, **kwargs)
 
 
 class Explanation:
@@ -84,14 +112,42 @@ class Explanation:
         What the reader should know about how the values were computed (e.g. a budget
         past 2^d enumerated exactly).
 
+    Notes
+    -----
+    As in shap, an explanation is indexed like its ``values``, one index per axis (rows,
+    features, outputs), and every field follows: ``e[mask]``, ``e[:10]``, ``e[:, "bmi"]``,
+    ``e[:, ["age", "bmi"]]``, ``e[:, :, "yes"]`` (an output by name or position). A
+    feature or an output given by name or int drops its axis (``e[:, "bmi"].values`` is
+    (n,)); a row given by int stays a one-row explanation, unlike shap, so that its
+    plots, :meth:`to_shapiq` and :attr:`predictions` still work. :attr:`abs` and the
+    summaries over rows :meth:`mean`, :meth:`sum`, :meth:`max` and :meth:`min` (axis
+    0 only) are explanations too: ``e.abs.mean(0)`` holds the mean ``|phi|`` per feature,
+    with the standard errors of :meth:`mean_abs_std_errors`.
+
+    Selections of some features, ``abs``, ``max`` and ``min`` no longer add up to the
+    model's output, so their :attr:`predictions` (and waterfall plot) raise a
+    ``ValueError``; summaries over rows have no ``data`` and no plots.
+
     Examples
     --------
     >>> import numpy as np
     >>> from skshapley.explain import Explanation
-    >>> e = Explanation(np.array([[1.0, -2.0]]), np.array([0.5]), np.zeros((1, 2)), ["a", "b"])
+    >>> e = Explanation(np.array([[1.0, -2.0], [3.0, 0.0]]), np.array([0.5, 0.5]),
+    ...                 np.zeros((2, 2)), ["age", "bmi"])
     >>> e.predictions
-    array([-0.5])
+    array([-0.5,  3.5])
+    >>> e[:, "bmi"].values  # one feature's values, as in shap
+    array([-2.,  0.])
+    >>> e.abs.mean(0).values  # mean |phi| per feature: the global importance
+    array([2., 1.])
     """
+
+    # The axes of ``values`` (rows, features, outputs), fewer after a selection or a
+    # summary drops one; and why the values no longer add up to the explained output
+    # (None while they do), for the messages of what needs them to.
+    _axes = (_ROWS, _FEATURES)
+    _not_additive = None
+    _description = None
 
     def __init__(self, values, base_values, data, feature_names, *, std_errors=None,
                  output_names=None, n_evaluations=None, method=None, interactions=None,
@@ -148,47 +204,306 @@ class Explanation:
                 f"The 'output_names' parameter of Explanation must have one name per "
                 f"output ({n_outputs}); got {len(self.output_names)}."
             )
+        self._axes = (_ROWS, _FEATURES) + ((_OUTPUTS,) if self.values.ndim == 3 else ())
 
     @property
     def plot(self) -> _PlotAccessor:
-        """Plots: ``bar()``, ``beeswarm()``, ``waterfall(row)``, ``summary()``."""
+        """Plots: ``bar()``, ``beeswarm()``, ``waterfall(row)``, ``summary()``,
+        ``dependence(feature)``, ``heatmap()``, ``decision(rows)``."""
+        if self._axes[:2] != (_ROWS, _FEATURES):
+            raise ValueError(
+                f"The plots draw rows of features; this explanation is "
+                f"{self._shape_text()}. Plot the explanation it was taken from (the plots "
+                f"summarise rows themselves: plot.bar() draws the mean |phi|)."
+            )
         return _PlotAccessor(self)
 
     @property
+    def shape(self) -> tuple:
+        """The shape of ``values``: (n, d), (n, d, k), or fewer axes after a selection or
+        a summary."""
+        return self.values.shape
+
+    @property
     def predictions(self) -> np.ndarray:
-        """The explained outputs, base value plus the sum of the Shapley values."""
-        return self.base_values + self.values.sum(axis=1)
+        """The explained outputs, base value plus the sum of the Shapley values.
+
+        Raises a ``ValueError`` for values that do not add up to the output: a selection
+        of some features, :attr:`abs`, :meth:`max` and :meth:`min`.
+        """
+        if self._not_additive is not None:
+            raise ValueError(
+                f"predictions are the base value plus the sum of the values, but the "
+                f"values of this explanation are {self._not_additive}, which do not add up "
+                f"to the model's output; take predictions from the explanation they were "
+                f"taken from."
+            )
+        if _FEATURES not in self._axes:  # the one feature of all
+            return self.base_values + self.values
+        return self.base_values + self.values.sum(axis=self._axes.index(_FEATURES))
+
+    @property
+    def abs(self) -> Explanation:
+        """|values|, with the same standard errors (those of |phi_hat| to first order
+        away from zero), as ``shap.Explanation.abs``; ``e.abs.mean(0)`` is the global
+        importance.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skshapley.explain import Explanation
+        >>> e = Explanation(np.array([[1.0, -2.0]]), np.zeros(1), np.zeros((1, 2)), ["a", "b"])
+        >>> e.abs.values
+        array([[1., 2.]])
+        """
+        fields = self._fields()
+        # |phi| of an interaction matrix no longer sums to |phi| of the values
+        fields.update(values=np.abs(self.values), interactions=None)
+        return self._derived(fields, self._axes, "absolute values (e.abs)",
+                             f"|{self._description or 'values'}|")
+
+    def mean(self, axis=0) -> Explanation:
+        """The mean over rows (``axis=0``): values (d,) or (d, k), as ``shap``'s
+        ``e.mean(0)``.
+
+        Base values are averaged too, so base value plus the sum of the values is the
+        mean prediction. Standard errors treat rows' errors as independent,
+        sqrt(sum SE^2) / n (:meth:`mean_abs_std_errors`); :meth:`error_bars` use the
+        widest row's multiplier. ``data``, ``display_data`` and ``interactions`` are
+        dropped (None), ``n_evaluations`` is the total over rows.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skshapley.explain import Explanation
+        >>> e = Explanation(np.array([[1.0, -2.0], [3.0, 0.0]]), np.zeros(2),
+        ...                 np.zeros((2, 2)), ["a", "b"], std_errors=np.ones((2, 2)))
+        >>> summary = e.abs.mean(0)
+        >>> summary.values, summary.std_errors.round(3)
+        (array([2., 1.]), array([0.707, 0.707]))
+        """
+        return self._summary("mean", axis)
+
+    def sum(self, axis=0) -> Explanation:
+        """The sum over rows (``axis=0``); standard errors sqrt(sum SE^2). See
+        :meth:`mean`."""
+        return self._summary("sum", axis)
+
+    def max(self, axis=0) -> Explanation:
+        """The largest value over rows (``axis=0``), per feature (and output);
+        ``e.abs.max(0)`` finds features with rare large effects. No standard errors.
+        See :meth:`mean`."""
+        return self._summary("max", axis)
+
+    def min(self, axis=0) -> Explanation:
+        """The smallest value over rows (``axis=0``); no standard errors. See
+        :meth:`mean`."""
+        return self._summary("min", axis)
 
     def __len__(self) -> int:
+        if _ROWS not in self._axes:
+            raise TypeError(
+                f"This explanation has no rows: it is {self._description}. Its shape is "
+                f"e.shape, {self.shape}."
+            )
         return self.values.shape[0]
 
-    def __getitem__(self, rows) -> Explanation:
-        """Select rows (an int keeps a one-row explanation).
+    def __getitem__(self, key) -> Explanation:
+        """Select rows, features and outputs, one index per axis, as ``shap.Explanation``.
 
-        Only rows: shap's ``e[:, j]`` would keep the base values but drop the other
-        features' values, so the rows would no longer add up to their predictions.
+        Rows: an int (kept as a one-row explanation), a slice, a boolean mask or
+        indices. Features: a name or an int (the axis goes: values (n,) or (n, k), and
+        ``feature_names`` is the list of that one name), or a list of names or ints, a
+        slice, a mask. Outputs (third index): the same, by
+        ``output_names`` or position. Every field follows (standard errors, data, base
+        values, evaluations); ``interactions`` keep the selected features on both axes,
+        and go with the feature axis.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skshapley.explain import Explanation
+        >>> e = Explanation(np.arange(6.0).reshape(2, 3), np.zeros(2), np.ones((2, 3)),
+        ...                 ["age", "sex", "bmi"])
+        >>> e[:, ["bmi", "age"]].values
+        array([[2., 0.],
+               [5., 3.]])
+        >>> e[e.data[:, 0] > 0, "bmi"].values
+        array([2., 5.])
         """
-        if isinstance(rows, tuple):
-            raise ValueError(
-                f"Explanation selects rows only (an int, a slice, a mask or indices); got "
-                f"the tuple {rows!r}. For one feature's values use e.values[:, j], or "
-                f"plotting.dependence(e, j) to plot them."
+        keys = key if isinstance(key, tuple) else (key,)
+        if len(keys) > len(self._axes) or any(k is None or k is Ellipsis for k in keys):
+            raise IndexError(
+                f"This explanation takes at most {len(self._axes)} indices, one per axis "
+                f"({', '.join(self._axes)}), each an int, a name, a slice, a mask or a "
+                f"list; got {len(keys)} ({', '.join(type(k).__name__ for k in keys)})."
             )
-        if isinstance(rows, (int, np.integer)):
-            rows = [rows]
+        fields = self._fields()
+        axes = list(self._axes)
+        not_additive = self._not_additive
+        for axis, index in zip(self._axes, keys, strict=False):
+            if isinstance(index, slice) and index == slice(None):
+                continue
+            positions = self._positions(axis, index)
+            drops = np.ndim(positions) == 0
+            self._take(fields, axes, axis, positions)
+            if axis == _FEATURES and not_additive is None and sorted(
+                    np.atleast_1d(positions).tolist()) != list(range(self.values.shape[1])):
+                not_additive = "those of some features"
+            if drops:
+                axes.remove(axis)
+        return self._derived(fields, tuple(axes), not_additive, self._description)
 
-        def pick(array):
-            return None if array is None else array[rows]
+    def _positions(self, axis, index):
+        """The positions ``index`` selects on ``axis``: an int where the axis goes, else
+        an array (a row's int gives a one-row array)."""
+        size = self.values.shape[self._axes.index(axis)]
+        names = {_FEATURES: self.feature_names, _OUTPUTS: self.output_names}.get(axis)
+        if isinstance(index, (str, np.str_, int, np.integer)) and not isinstance(index, bool):
+            position = self._position(axis, index, names, size)
+            return np.array([position]) if axis == _ROWS else position
+        if isinstance(index, slice):
+            return np.arange(size)[index]
+        array = np.asarray(index)
+        if array.dtype.kind in "USO":
+            array = np.array([self._position(axis, name, names, size)
+                              for name in array.ravel()], dtype=np.intp)
+        elif array.size == 0:
+            array = array.astype(np.intp)
+        elif array.dtype.kind not in "biu":
+            raise TypeError(
+                f"The {axis} of an explanation are selected by ints, names, slices or "
+                f"boolean masks; got {type(index).__name__} of dtype {array.dtype}."
+            )
+        return np.arange(size)[array]
 
-        return Explanation(
-            self.values[rows], self.base_values[rows], self.data[rows], self.feature_names,
-            std_errors=pick(self.std_errors), output_names=self.output_names,
-            n_evaluations=pick(self.n_evaluations), method=self.method,
-            interactions=pick(self.interactions), display_data=pick(self.display_data),
-            n_draws=pick(self.n_draws), notes=self.notes,
-        )
+    def _position(self, axis, index, names, size):
+        if isinstance(index, (str, np.str_)):
+            if names is None:
+                raise ValueError(
+                    f"The {axis} of this explanation have no names; select them by "
+                    f"position, not {index!r}."
+                )
+            if index not in names:
+                raise ValueError(
+                    f"{index!r} is not one of the {axis} of this explanation, "
+                    f"{_format_names(names, limit=20)}."
+                )
+            return list(names).index(index)
+        if not -size <= index < size:
+            raise IndexError(
+                f"Index {index} is out of range for the {size} {axis} of this explanation."
+            )
+        return int(index) % size
+
+    def _fields(self) -> dict:
+        return {
+            "values": self.values, "base_values": self.base_values, "data": self.data,
+            "feature_names": self.feature_names, "std_errors": self.std_errors,
+            "output_names": self.output_names, "n_evaluations": self.n_evaluations,
+            "interactions": self.interactions, "display_data": self.display_data,
+            "n_draws": self.n_draws,
+        }
+
+    @staticmethod
+    def _take(fields, axes, axis, positions):
+        """Select ``positions`` on ``axis`` of every field, in place (``axes``: the axes
+        of ``values`` before the selection)."""
+        layouts = {
+            "values": axes, "std_errors": axes,
+            "base_values": [a for a in axes if a != _FEATURES],
+            "data": [a for a in axes if a != _OUTPUTS],
+            "display_data": [a for a in axes if a != _OUTPUTS],
+            "n_evaluations": [a for a in axes if a == _ROWS],
+            "n_draws": [a for a in axes if a == _ROWS],
+        }
+        for name, layout in layouts.items():
+            if fields[name] is not None and axis in layout:
+                fields[name] = np.take(fields[name], positions, axis=layout.index(axis))
+        names = {_FEATURES: "feature_names", _OUTPUTS: "output_names"}.get(axis)
+        if names is not None and fields[names] is not None:
+            fields[names] = [fields[names][p] for p in np.atleast_1d(positions)]
+        interactions = fields["interactions"]
+        if interactions is not None:  # (n, d, d[, k])
+            if axis == _ROWS:
+                interactions = np.take(interactions, positions, axis=0)
+            elif axis == _OUTPUTS:
+                interactions = np.take(interactions, positions, axis=3)
+            elif np.ndim(positions) == 0:  # one feature's row of the matrix: no field
+                interactions = None
+            else:
+                interactions = np.take(np.take(interactions, positions, axis=1),
+                                       positions, axis=2)
+            fields["interactions"] = interactions
+
+    def _derived(self, fields, axes, not_additive, description) -> Explanation:
+        """An explanation of ``fields`` with ``axes``; one with rows and features is
+        checked by the constructor, a summary or a single feature is built as it is."""
+        if axes[:2] == (_ROWS, _FEATURES):
+            result = Explanation(
+                fields["values"], fields["base_values"], fields["data"],
+                fields["feature_names"], std_errors=fields["std_errors"],
+                output_names=fields["output_names"], n_evaluations=fields["n_evaluations"],
+                method=self.method, interactions=fields["interactions"],
+                display_data=fields["display_data"], n_draws=fields["n_draws"],
+                notes=self.notes)
+        else:
+            result = object.__new__(Explanation)
+            result.__dict__.update(fields, method=self.method, notes=self.notes)
+        result._axes = tuple(axes)
+        result._not_additive = not_additive
+        result._description = description
+        return result
+
+    def _summary(self, name, axis) -> Explanation:
+        if isinstance(axis, bool) or axis != 0:
+            raise ValueError(
+                f"{name}() summarises the rows of an explanation, axis=0; got "
+                f"axis={axis!r}. For other axes use e.values.{name}(axis=...)."
+            )
+        self._check_has_rows(f"{name}(0)")
+        n_rows = len(self)
+        reduce = getattr(np, name)
+        linear = name in ("mean", "sum")
+        fields = self._fields()
+        std_errors = n_draws = None
+        if linear and self.std_errors is not None:
+            std_errors = np.sqrt((self.std_errors**2).sum(axis=0))
+            std_errors = std_errors / n_rows if name == "mean" else std_errors
+        if linear and self.n_draws is not None:
+            # The draws behind the widest row's interval (as plotting.bar): the fewest
+            # from 2 on, whose t quantile is the largest, else a normal row's. Welch-
+            # Satterthwaite's degrees of freedom of a sum are at least the fewest rows'.
+            t_rows = self.n_draws[self.n_draws >= 2]
+            n_draws = (t_rows if t_rows.size else self.n_draws).min()
+        fields.update(
+            values=reduce(self.values, axis=0), base_values=reduce(self.base_values, axis=0),
+            std_errors=std_errors, n_draws=n_draws, data=None, display_data=None,
+            interactions=None,
+            n_evaluations=None if self.n_evaluations is None else self.n_evaluations.sum())
+        not_additive = self._not_additive if linear else f"the {name} over rows"
+        return self._derived(fields, self._axes[1:], not_additive,
+                             f"the {name} over {n_rows} rows of "
+                             f"{self._description or 'values'}")
+
+    def _shape_text(self) -> str:
+        """``"4 rows x 13 features x 3 outputs"``, ``"feature 'bmi'"``, ..."""
+        sizes = dict(zip(self._axes, self.values.shape, strict=True))
+        parts = []
+        if _ROWS in sizes:
+            parts.append(f"{sizes[_ROWS]} row{'s' * (sizes[_ROWS] != 1)}")
+        parts.append(f"{sizes[_FEATURES]} feature{'s' * (sizes[_FEATURES] != 1)}"
+                     if _FEATURES in sizes else f"feature {self.feature_names[0]!r}")
+        if _OUTPUTS in sizes:
+            parts.append(f"{sizes[_OUTPUTS]} outputs")
+        text = " x ".join(parts)
+        return text if self._description is None else f"{text}, {self._description}"
 
     def _check_has_rows(self, what):
+        if _ROWS not in self._axes:
+            raise ValueError(
+                f"{what} needs rows; this explanation is {self._shape_text()}."
+            )
         if len(self) == 0:
             raise ValueError(
                 f"{what} needs at least one row; this explanation has no rows (a "
@@ -225,8 +540,9 @@ class Explanation:
         if not 0.0 < level < 1.0:
             raise ValueError(f"The 'level' parameter must be in (0, 1); got {level!r}.")
         tail = (1.0 + level) / 2.0
-        draws = (np.zeros(len(self), dtype=np.int64) if self.n_draws is None
-                 else self.n_draws)
+        draws = self.n_draws
+        if draws is None:
+            draws = np.zeros(len(self) if _ROWS in self._axes else (), dtype=np.int64)
         with np.errstate(invalid="ignore"):
             t_quantiles = student_t.ppf(tail, np.maximum(draws - 1, 1))
         return np.where(draws >= 2, t_quantiles, norm.ppf(tail))
@@ -247,6 +563,8 @@ class Explanation:
         if self.std_errors is None:
             return None
         multipliers = self.error_multipliers(level)
+        if _ROWS not in self._axes:  # a summary's one multiplier
+            return multipliers * self.std_errors
         return multipliers.reshape((-1,) + (1,) * (self.std_errors.ndim - 1)) * self.std_errors
 
     def to_shap(self):
@@ -272,9 +590,12 @@ class Explanation:
             # np.diagonal puts the diagonal last: (n, [k,] d) -> (n, d[, k]), as values
             main_effects = np.moveaxis(
                 np.diagonal(self.interactions, axis1=1, axis2=2), -1, 1)
+        # shap names the one feature of a selection that dropped the feature axis
+        feature_names = (self.feature_names if _FEATURES in self._axes
+                         else self.feature_names[0])
         return shap.Explanation(
             values=self.values, base_values=self.base_values, data=self.data,
-            feature_names=self.feature_names, output_names=self.output_names,
+            feature_names=feature_names, output_names=self.output_names,
             lower_bounds=lower, upper_bounds=upper, display_data=self.display_data,
             main_effects=main_effects,
         )
@@ -301,6 +622,11 @@ class Explanation:
         return self.std_errors is None
 
     def _check_row_output(self, row, output, caller):
+        if self._axes[:2] != (_ROWS, _FEATURES):
+            raise ValueError(
+                f"{caller} converts a row of features; this explanation is "
+                f"{self._shape_text()}."
+            )
         n_rows = len(self)
         if isinstance(row, bool) or not isinstance(row, (int, np.integer)) \
                 or not -n_rows <= row < n_rows:
@@ -346,7 +672,66 @@ class Explanation:
         )
 
     def __repr__(self):
-        return (
-            f"Explanation(n_rows={len(self)}, n_features={len(self.feature_names)}, "
-            f"method={self.method!r})"
-        )
+        """Shape, outputs, method and base value, e.g.
+        ``<Explanation: 4 rows x 3 features; method='tree'; base value 0.5>``."""
+        parts = [self._shape_text()]
+        if self.output_names is not None:
+            parts.append(f"output {self.output_names[0]!r}" if len(self.output_names) == 1
+                         else f"outputs {_format_names(self.output_names)}")
+        parts.append(f"method={self.method!r}")
+        base = np.asarray(self.base_values, dtype=np.float64)
+        if _ROWS not in self._axes:
+            parts.append(f"base value {_format_numbers(base)}")
+        elif base.shape[0] == 0:
+            pass
+        elif (base == base[:1]).all():
+            parts.append(f"base value {_format_numbers(base[0])}")
+        else:
+            parts.append(f"base values {base.min():.4g} to {base.max():.4g}")
+        return f"<Explanation: {'; '.join(parts)}>"
+
+    def _repr_html_(self):
+        """The repr above a table of the first rows and features, value +- standard
+        error, of the first output (Jupyter's display)."""
+        from html import escape
+
+        values = np.asarray(self.values, dtype=np.float64)
+        errors = (None if self.std_errors is None
+                  else np.asarray(self.std_errors, dtype=np.float64))
+        caption = "value &plusmn; standard error" if errors is not None else "value"
+        if _OUTPUTS in self._axes:
+            values = values[..., 0]
+            errors = None if errors is None else errors[..., 0]
+            name = 0 if self.output_names is None else self.output_names[0]
+            caption += (f"; output {escape(repr(name))} of {self.values.shape[-1]} "
+                        f"(e[:, :, name] selects another)")
+        # as a table of rows x features
+        if _FEATURES not in self._axes:
+            values = values[..., np.newaxis]
+            errors = None if errors is None else errors[..., np.newaxis]
+        if _ROWS not in self._axes:
+            values, errors = values[np.newaxis], None if errors is None else errors[np.newaxis]
+            row_labels = [self._description or "values"]
+        else:
+            row_labels = [str(i) for i in range(min(len(self), _HTML_ROWS))]
+        n_rows, n_features = values.shape
+        columns = self.feature_names[:_HTML_FEATURES]
+        header = "".join(f"<th>{escape(str(name))}</th>" for name in columns)
+        if n_features > _HTML_FEATURES:
+            header += f"<th>... ({n_features - _HTML_FEATURES} more)</th>"
+        lines = [f"<p>{escape(repr(self))}</p>", "<table>",
+                 f"<caption>{caption}</caption>", f"<tr><th></th>{header}</tr>"]
+        for i, label in enumerate(row_labels):
+            cells = []
+            for j in range(len(columns)):
+                cell = f"{values[i, j]:.4g}"
+                if errors is not None and errors[i, j] != 0:
+                    cell += f" &plusmn; {errors[i, j]:.2g}"
+                cells.append(f"<td>{cell}</td>")
+            if n_features > _HTML_FEATURES:
+                cells.append("<td>...</td>")
+            lines.append(f"<tr><th>{escape(label)}</th>{''.join(cells)}</tr>")
+        if n_rows > len(row_labels):
+            lines.append(f"<tr><th>... ({n_rows - len(row_labels)} more)</th></tr>")
+        lines.append("</table>")
+        return "\n".join(lines)

@@ -1,5 +1,6 @@
 """``RKHSShapRegressor``: kernel ridge regression that explains itself in closed form and
-can be trained with the Shapley regulariser (Chau et al., NeurIPS 2022; §6)."""
+can be trained with the Shapley regulariser (Chau, Hu, González & Sejdinovic, "RKHS-SHAP:
+Shapley values for kernel methods", NeurIPS 2022)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ MEDIAN_SAMPLE = 1000  # rows used by the median heuristic
 
 def median_length_scales(X, rng):
     """l_j = median |x_ij - x_kj| over pairs i < k (on at most 1000 rows); a feature whose
-    median is 0 gets the mean nonzero difference, or 1.0 if it is constant (§6.8)."""
+    median is 0 gets the mean nonzero difference, or 1.0 if it is constant."""
     if X.shape[0] > MEDIAN_SAMPLE:
         X = X[rng.choice(X.shape[0], MEDIAN_SAMPLE, replace=False)]
     i, k = np.triu_indices(X.shape[0], k=1)
@@ -72,19 +73,24 @@ def shapley_weights(n_players):
 
 
 class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
-    """Kernel ridge regression with closed-form Shapley values and an optional Shapley
+    r"""Kernel ridge regression with closed-form Shapley values and an optional Shapley
     regulariser.
 
-    The model is f(x) = sum_i alpha_i k(x_i, x) with a product kernel. Its interventional
-    Shapley values come from kernel mean embeddings and its observational ones from
-    conditional mean embeddings (§6.2-6.3), without calling f on imputed rows. With
-    ``shapley_penalty`` > 0 it minimises
+    The model is :math:`f(x) = \sum_i \alpha_i k(x_i, x)` with a product kernel. Its
+    interventional Shapley values come from kernel mean embeddings and its observational
+    ones from conditional mean embeddings (Chau et al. 2022, Sec. 3, Prop. 3), without
+    calling f on imputed rows. With ``shapley_penalty`` > 0 it minimises
 
-        ||y - G alpha||^2 + alpha alpha' G alpha + shapley_penalty * sum_a sum_i phi_{x_i,a}^2
+    .. math::
 
-    over the penalised features a, so the fitted model relies less on them (ISV-REG for
-    ``value="interventional"``, OSV-REG for "observational"; §6.6). The penalty sums
-    over training rows: the paper's lambda_S equals ``n_samples * shapley_penalty``.
+        \|y - G\alpha\|^2 + \lambda_f \, \alpha^\top G \alpha
+        + \lambda_s \sum_a \sum_i \phi_{x_i, a}^2,
+
+    with :math:`\lambda_f` = ``alpha`` and :math:`\lambda_s` = ``shapley_penalty``, over
+    the penalised features a, so the fitted model relies less on them (ISV-REG for
+    ``value="interventional"``, OSV-REG for "observational"; Chau et al. 2022, Sec. 4,
+    Prop. 7). The penalty sums over training rows: the paper's :math:`\lambda_S` equals
+    ``n_samples * shapley_penalty``.
 
     Parameters
     ----------
@@ -107,7 +113,7 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
         eta > 0 of the conditional mean embedding (penalty n eta). "cv": 5-fold
         cross-validation of the held-out embedding loss over eta in {1e-6, ..., 1},
         summed over the coalitions of size 1 and d - 1 (all proper ones for d <= 3),
-        one eigendecomposition per fold and coalition (§6.3); the choice is
+        one eigendecomposition per fold and coalition; the choice is
         ``cme_regularization_``.
     max_evals : int, default=2048
         Coalitions per explained row (and per penalised feature in the regulariser):
@@ -116,8 +122,8 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
     approximation : None, "nystroem" or "rff", default=None
         Explanations only: replace each coalition's kernel by its Nyström approximation on
         ``n_components`` k-means landmarks of the background, or by ``n_components``
-        random Fourier features drawn once for all coalitions ("rff", §6.4 item 4)
-        (O(b^3 + n b^2) per coalition instead of O(n^3) for observational values). The
+        random Fourier features drawn once for all coalitions ("rff", Rahimi & Recht
+        2007) (O(b^3 + n b^2) per coalition instead of O(n^3) for observational values). The
         fit is exact.
     n_components : int, default=100
         Landmarks of ``approximation="nystroem"`` (all background rows if fewer), or
@@ -332,7 +338,7 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
             self._length_scales(X, y, rng)
         alpha = mll_alpha if self.alpha == "mll" else float(self.alpha)
         eta, self.cme_cv_losses_ = float(ETA_GRID[0]), None
-        if isinstance(self.cme_regularization, str):  # "cv" (§6.3)
+        if isinstance(self.cme_regularization, str):  # "cv"
             if self.kernel != "linear" and d > 1:
                 losses = cme_cv_losses(scaled_differences(X, X, scales, self.kernel),
                                        rng=rng)
@@ -349,7 +355,7 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
         else:
             zetas = self._zetas(X, gram, scales, penalized, rng)
             # Stack [G; sqrt(lambda_f) Lambda^1/2 U'; sqrt(lambda_s) zeta_a'] alpha = [y; 0]
-            # and solve by QR: the normal matrix would square cond(G) (§6.6).
+            # and solve by QR: the normal matrix would square cond(G).
             eigenvalues, vectors = eigh(gram)
             root = (np.sqrt(np.clip(eigenvalues, 0, None))[:, None] * vectors.T)
             blocks = [gram, np.sqrt(alpha) * root]
@@ -365,7 +371,7 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
         self.fourier_features_ = None
         if self.approximation == "rff":
             # Spectral densities of the per-feature kernels: Gaussian for exp(-t^2 / 2l^2),
-            # Cauchy for exp(-|t| / l); one draw serves every coalition (§6.4, item 4).
+            # Cauchy for exp(-|t| / l); one draw serves every coalition.
             shape = (self.n_components, d)
             weights = (rng.standard_normal(shape) if self.kernel == "rbf"
                        else rng.standard_cauchy(shape)) / scales
@@ -387,7 +393,7 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
         self.exact_ = 2**d <= self.max_evals
         # The interventional game's mean embeddings of all 2^d subsets do not depend on
         # the explained rows: the first exact interventional explanation builds them and
-        # later ones reuse them (O(2^d n m) per m rows instead of O(2^d n B); §6.2). The
+        # later ones reuse them (O(2^d n m) per m rows instead of O(2^d n B)). The
         # holder is created here, filled on demand; its content never changes a result.
         self._embedding_cache = {}
         self.expected_value_ = float(
@@ -396,7 +402,8 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
         return self
 
     def _value_matrix(self, z, X, gram, diffs):
-        """The n x n matrix K_S whose column l, weighted by alpha, gives v_{x_l}(S) (§6.6)."""
+        """The n x n matrix K_S whose column l, weighted by alpha, gives v_{x_l}(S) (Chau
+        et al. 2022, Prop. 5)."""
         n = X.shape[0]
         if not z.any():
             return np.repeat(gram.mean(axis=1, keepdims=True), n, axis=1)  # m_D 1'
@@ -417,7 +424,7 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
     def _zetas(self, X, gram, scales, penalized, rng):
         """zeta_a = sum_{S not containing a} w_|S| (K_{S+a} - K_S), exactly over all
         coalitions when 2^d fits ``max_evals``, else a Monte Carlo mean over S drawn from
-        the Shapley distribution (size uniform, then a uniform subset; §6.6)."""
+        the Shapley distribution (size uniform, then a uniform subset)."""
         n, d = X.shape
         diffs = None if self.kernel == "linear" else \
             np.stack([0.5 * ((X[:, j, None] - X[None, :, j]) / scales[j]) ** 2

@@ -1,4 +1,4 @@
-"""Value functions v(S) on boolean coalition masks (DESIGN.md §4.2, ALGORITHMS.md §1)."""
+"""Value functions v(S) on boolean coalition masks."""
 
 from skshapley.games._base import CallableGame, Game
 from skshapley.games._least_squares import (

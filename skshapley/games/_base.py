@@ -8,7 +8,7 @@ import numpy as np
 
 
 class Game:
-    """Base class of cooperative games v: 2^N -> R or R^k (§1.1).
+    r"""Base class of cooperative games :math:`v: 2^N \to \mathbb{R}` or :math:`\mathbb{R}^k`.
 
     Subclasses implement ``_values(coalitions)``; the public :meth:`values` validates the
     masks, counts evaluations, consults the optional cache and checks the output.
@@ -24,7 +24,8 @@ class Game:
     Attributes
     ----------
     n_evaluations : int
-        Distinct coalition evaluations made so far (the budget unit, §1.5).
+        Distinct coalition evaluations made so far (the budget unit; see the user guide,
+        "Budgets and error bars").
     output_shape : tuple or None
         ``()`` for a scalar game, ``(k,)`` for k outputs; ``None`` until the first call.
 

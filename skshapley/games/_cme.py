@@ -1,6 +1,7 @@
 """Choosing the conditional mean embedding's regularisation eta by cross-validation
-(§6.3, "Choosing eta"): 5-fold CV over eta in {1e-6, ..., 1} on the held-out CME loss,
-summed over a fixed set of coalitions; one eta for all coalitions, as in the paper."""
+(Chau et al. 2022 select it by cross-validation without giving details): 5-fold CV over
+eta in {1e-6, ..., 1} on the held-out CME loss, summed over a fixed set of coalitions;
+one eta for all coalitions, as in the paper."""
 
 from __future__ import annotations
 

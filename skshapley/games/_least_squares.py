@@ -1,9 +1,10 @@
 """The least-squares game: out-of-sample R² of a linear model refit on each coalition of
-features (ALGORITHMS.md §5.1), on data reduced once to p x p factors (§5.3, §5.12).
+features (Bell, Devanathan & Boyd 2024, Sec. 2), on data reduced once to p x p factors
+(their Sec. 3.2, streamed as in Sec. 4.4).
 
 Intercepts are handled by centring: training columns and target are centred with their
-training means, and the test data with the same training means (paper §2.1), which is what
-``LinearRegression()`` and ``Ridge(alpha)`` with ``fit_intercept=True`` do. The R² of a
+training means, and the test data with the same training means (their Sec. 2.1), which is
+what ``LinearRegression()`` and ``Ridge(alpha)`` with ``fit_intercept=True`` do. The R² of a
 coalition is ``1 - ||X_test theta_S - y_test||^2 / ||y_test||^2`` on the centred test data:
 its baseline is the *training* mean of y, not the test mean of ``sklearn.metrics.r2_score``.
 """
@@ -23,7 +24,7 @@ from skshapley.utils import chunk_rows
 REDUCTIONS = ("tsqr", "gram")
 SOLVERS = ("auto", "qr", "cholesky")
 # Condition numbers of the training factor R above this are rank deficient in float64
-# (§5.4: every subset of full-rank columns is full rank, so one check covers all chains).
+# (every subset of full-rank columns is full rank, so one check covers all chains).
 MAX_CONDITION = 1e12
 # A rank-deficient training factor (rank_deficient="min_norm") is solved as ridge with
 # alpha = MIN_NORM_RIDGE * ||R||_2^2. Exact ridge, sum_i s_i / (s_i^2 + alpha) (u_i'y) v_i,
@@ -109,7 +110,8 @@ def _block_rows(X, y, n_features):
 
 
 class RowFactor:
-    """Streaming upper-triangular factor F of [1 X y], F^T F = [1 X y]^T [1 X y] (§5.12).
+    """Streaming upper-triangular factor F of [1 X y], F^T F = [1 X y]^T [1 X y] (Bell,
+    Devanathan & Boyd 2024, Sec. 4.4).
 
     ``reduction="tsqr"``: F is the R factor of the stacked rows, updated block by block (the
     QR of the previous F stacked on the new block; stable, mergeable). ``"gram"``: counts,
@@ -231,7 +233,8 @@ def factor_rows(data, name, reduction="tsqr", n_features=None):
 
 @dataclass(frozen=True)
 class ReducedLeastSquares:
-    """A least-squares problem reduced to p x p factors (§5.3, §5.7).
+    """A least-squares problem reduced to p x p factors (Bell, Devanathan & Boyd 2024,
+    Sec. 3.2; ridge as in Sec. 4.2).
 
     ``||X theta - y||^2 + alpha ||theta||^2 = ||factor theta - target||^2 + const`` on the
     centred training data and ``||X_test theta - y_test||^2 = ||test_factor theta -
@@ -250,7 +253,7 @@ class ReducedLeastSquares:
         Training means used for centring (zeros when ``center=False``).
     n_train, n_test : int
     alpha : float
-        sklearn's Ridge penalty; the paper's lambda is ``alpha / n_train`` (§5.7).
+        sklearn's Ridge penalty; the paper's lambda is ``alpha / n_train``.
     """
 
     factor: np.ndarray
@@ -388,7 +391,8 @@ def check_alpha(alpha):
 
 def reduce_least_squares(X_train, X_test, y_train=None, y_test=None, *, alpha=0.0,
                          center=True, reduction="tsqr"):
-    """Reduce training and test data once (§5.3, §5.12).
+    """Reduce training and test data once (Bell, Devanathan & Boyd 2024, Sec. 3.2 and
+    4.4).
 
     Parameters
     ----------
@@ -425,7 +429,8 @@ def choose_solver(reduced, solver="auto"):
 
 
 def chain_lifts(reduced, orders, *, solver="auto", scale=None, kernels=None):
-    """Lift vectors L(pi) (n, p) of chains ``orders`` (n, p) on a reduced problem (§5.4).
+    """Lift vectors L(pi) (n, p) of chains ``orders`` (n, p) on a reduced problem (Bell,
+    Devanathan & Boyd 2024, Sec. 3.3).
 
     ``scale`` multiplies the test-residual drops (default 1 / test_norm2: R² lifts).
     """
@@ -465,7 +470,7 @@ def _gram(reduced):
 
 
 def subset_gains(reduced, kernels=None):
-    """Test-residual drop of the fit on every subset, indexed by bitmask (§5.2)."""
+    """Test-residual drop of the fit on every subset, indexed by bitmask."""
     kernels = get_backend() if kernels is None else kernels
     p = reduced.n_features
     out = np.empty(1 << p, dtype=np.float64)
@@ -479,10 +484,11 @@ class LeastSquaresGame(Game):
     ``v(S) = (||y_test||^2 - ||X_test theta_S - y_test||^2) / ||y_test||^2`` where theta_S
     is the least-squares fit on the columns in S (ridge with sklearn's ``alpha`` if > 0),
     after centring with training means (so the model has an intercept, as
-    ``LinearRegression()``/``Ridge(alpha)``), §5.1. ``v(∅) = 0``. The data are reduced once
-    to p x p factors (§5.3); a batch of coalitions then costs O(|S|^3) each, independent of
-    the number of rows, and :meth:`chain_lifts` gives the marginal contributions of whole
-    orderings in O(p^3) (§5.4). This is the ``importance="refit"`` game of a linear
+    ``LinearRegression()``/``Ridge(alpha)``; Bell, Devanathan & Boyd 2024, Sec. 2).
+    ``v(∅) = 0``. The data are reduced once to p x p factors (their Sec. 3.2); a batch of
+    coalitions then costs O(|S|^3) each, independent of the number of rows, and
+    :meth:`chain_lifts` gives the marginal contributions of whole orderings in O(p^3)
+    (their Sec. 3.3). This is the ``importance="refit"`` game of a linear
     ``TopKShapleySelector`` and the game behind :func:`skshapley.attribution.lsspa`.
 
     Parameters
@@ -541,7 +547,7 @@ class LeastSquaresGame(Game):
         return out
 
     def chain_lifts(self, orders, *, scale=None):
-        """Marginal contributions (n, p) of whole orderings in O(p^3) each (§5.4)."""
+        """Marginal contributions (n, p) of whole orderings in O(p^3) each."""
         return chain_lifts(self.reduced, orders, solver=self.solver, scale=scale)
 
     @property

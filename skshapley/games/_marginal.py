@@ -1,4 +1,4 @@
-"""Games built from a model, a foreground row and a background set (§1.2)."""
+"""Games built from a model, a foreground row and a background set."""
 
 from __future__ import annotations
 
@@ -17,7 +17,11 @@ BATCH_SHARE = 0.75
 
 
 class MarginalGame(Game):
-    """Interventional value function v_x(S) = mean_r f(x_S, (b_r)_{N \\ S}) (§1.2).
+    r"""Interventional value function of a model at a row x.
+
+    :math:`v_x(S) = \frac{1}{m} \sum_{r=1}^{m} f(x_S, (b_r)_{N \setminus S})`: the features
+    in S come from x and the others from each of the m background rows (Janzing, Minorics
+    & Blöbaum 2020; see the user guide, "Interventional or observational values").
 
     One :meth:`values` call assembles every coalition's masked copy of the background into
     one array and calls the model once per chunk of at most ``working_memory`` MiB.

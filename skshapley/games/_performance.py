@@ -1,6 +1,7 @@
-"""Global games whose players are the input columns of a model (ALGORITHMS.md §1.2, §4.7).
+"""Global games whose players are the input columns of a model.
 
-``RefitGame`` is the feature-utility game of the top-k paper (§4.6): the value of a set of
+``RefitGame`` is the feature-utility game of the top-k paper (Kolpaczki, Nielen &
+Hüllermeier 2025, Sec. 6): the value of a set of
 columns is the held-out score of a model trained on those columns only. ``PerformanceGame``
 keeps one fitted model and removes the other columns by marginalising them over a
 background sample, which costs predictions instead of fits but measures how much the
@@ -57,7 +58,7 @@ def _fit_and_score(estimator, scorer, scoring, X_train, y_train, X_valid, y_vali
     """The value of one coalition; runs inside a joblib worker."""
     columns = np.flatnonzero(mask)
     if columns.size == 0:
-        # No column to learn from: the constant prediction (its score is v(∅), §4.7),
+        # No column to learn from: the constant prediction (its score is v(∅)),
         # weighted like the refits.
         weights = {name: value for name, value in fit_params.items() if name == "sample_weight"}
         model = clone(empty_estimator).fit(X_train, y_train, **weights)
@@ -78,7 +79,7 @@ def _fit_and_score(estimator, scorer, scoring, X_train, y_train, X_valid, y_vali
 
 
 class RefitGame(Game):
-    """Held-out score of a model refit on each coalition of columns (§4.6-4.7).
+    """Held-out score of a model refit on each coalition of columns.
 
     v(S) is ``scorer(clone(estimator).fit(X_train[:, S], y_train), X_valid[:, S], y_valid)``
     and v(∅) is the score of a constant prediction (``DummyRegressor(strategy="mean")`` or
@@ -152,14 +153,15 @@ class RefitGame(Game):
 
 
 class PerformanceGame(Game):
-    """Held-out score of one fitted model with the absent columns marginalised (§1.2, §4.7).
+    """Held-out score of one fitted model with the absent columns marginalised.
 
     For a coalition S every validation row is repeated once per background row, with the
-    columns outside S taken from that background row (the interventional game of §1.2,
-    applied to a score instead of a prediction); v(S) is the score on the stacked rows.
-    v(∅) scores predictions that ignore the validation rows entirely. No model is refit,
-    so a call costs ``n_valid * n_background`` predictions per coalition; it measures the
-    fitted model's reliance on each column, not the column's usefulness to a new model.
+    columns outside S taken from that background row (the interventional game of
+    :class:`MarginalGame`, applied to a score instead of a prediction); v(S) is the score
+    on the stacked rows. v(∅) scores predictions that ignore the validation rows entirely.
+    No model is refit, so a call costs ``n_valid * n_background`` predictions per
+    coalition; it measures the fitted model's reliance on each column, not the column's
+    usefulness to a new model.
 
     Parameters
     ----------

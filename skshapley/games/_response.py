@@ -1,4 +1,4 @@
-"""Which model output a game explains (§1.2, "Output space")."""
+"""Which model output a game explains."""
 
 from __future__ import annotations
 

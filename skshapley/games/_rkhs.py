@@ -1,5 +1,5 @@
-"""Value functions of a kernel ridge model in closed form (RKHS-SHAP, Chau et al. 2022;
-§6.2-6.3): interventional values by kernel mean embeddings, observational values by
+"""Value functions of a kernel ridge model in closed form (RKHS-SHAP, Chau et al. 2022,
+Sec. 3, Prop. 3): interventional values by kernel mean embeddings, observational values by
 conditional mean embeddings.
 
 For a product kernel k = prod_j k_j and f = sum_i alpha_i k(x_i, .):
@@ -9,7 +9,8 @@ For a product kernel k = prod_j k_j and f = sum_i alpha_i k(x_i, .):
   background, features averaged before f is evaluated;
 - observational: v(S) = sum_i alpha_i K_S[i, l] [G_{S^c} beta_l]_i with
   beta_l = (G_S + n eta I)^{-1} K_S[:, l], i.e. a beta-weighted imputation; v(∅) and v(N)
-  are set explicitly to phi_0 and f(x') (§6.9, pitfall 1).
+  are set explicitly to phi_0 and f(x') (the authors' code returns the full Gram matrix
+  for the empty coalition).
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def subset_embeddings(training, background, length_scale, kernel="rbf"):
     so 2^d multiplications per pair instead of an exp and a d-term sum per subset). The
     table does not depend on the explained rows, so a fitted model keeps it after its
     first interventional explanation and the game then costs O(2^d n m) per m rows
-    instead of O(2^d n b) (§6.2).
+    instead of O(2^d n b).
 
     Examples
     --------
@@ -103,19 +104,18 @@ class RKHSValueGame(Game):
     kernel : {"rbf", "laplace", "linear"}
     value : {"interventional", "observational"}
     cme_regularization : float
-        eta > 0 of the conditional mean embedding's ridge penalty n eta (§6.3).
+        eta > 0 of the conditional mean embedding's ridge penalty n eta.
     intercept : float
         Added to f (``fit_intercept``); it cancels in every Shapley value.
     background : float64 (B, d), optional
         The sample of the (conditional) mean embeddings; default the training rows.
-        A subsample makes the game cheaper and changes phi_0 to its mean prediction
-        (§6.4, item 2).
+        A subsample makes the game cheaper and changes phi_0 to its mean prediction.
     landmarks : float64 (b, d), optional
-        Nyström landmarks (§6.4, item 3): every proper coalition's kernel is replaced by
+        Nyström landmarks: every proper coalition's kernel is replaced by
         its rank-b Nyström approximation on them, which turns the O(n^3) conditional
         mean embedding into O(b^3 + n b^2); v(∅) and v(N) stay exact.
     fourier_features : tuple (W, c), optional
-        Random Fourier features (§6.4, item 4): W (b, d) drawn from the kernel's spectral
+        Random Fourier features (Rahimi & Recht 2007): W (b, d) drawn from the kernel's spectral
         density, c (b,) uniform on [0, 2 pi); phi_S(x) = sqrt(2 / b) cos(W_S x_S + c)
         approximates k_S for every coalition at once, used in the formulas of the
         Nyström case. Not with ``landmarks``.
@@ -148,7 +148,7 @@ class RKHSValueGame(Game):
                              f"got {value!r}.")
         if kernel == "linear" and value == "observational":
             raise ValueError("kernel='linear' supports only value='interventional': the "
-                             "conditional mean embedding needs a product kernel (§6.2).")
+                             "conditional mean embedding needs a product kernel.")
         background = training if background is None else np.asarray(background, np.float64)
         if landmarks is not None and kernel == "linear":
             raise ValueError("landmarks (Nyström) need a product kernel, not 'linear'.")
@@ -238,7 +238,7 @@ class RKHSValueGame(Game):
         out += self.intercept
         # v(∅) and v(N) are set explicitly: the formulas' values there are not phi_0 and
         # f(x') for the observational game, and using predict's numbers keeps efficiency
-        # exact against predict (§6.2, §6.3).
+        # exact against predict.
         sizes = coalitions.sum(axis=1)
         out[sizes == 0] = self.empty_
         out[sizes == d] = self.full_
@@ -307,7 +307,9 @@ class RKHSValueGame(Game):
         G_rest = np.exp(-self._tb[~z].sum(axis=0))  # (n, b)
         K_S = np.exp(-self._test[z].sum(axis=0))  # (n, m)
         system = G_S + b * self.eta * np.eye(b)
-        system[np.diag_indices(b)] += 1e-10 * np.mean(np.diag(G_S))  # §6.9 pitfall 12
+        # A jitter of 1e-10 mean(diag) keeps the Cholesky factorisation stable when
+        # b eta is tiny.
+        system[np.diag_indices(b)] += 1e-10 * np.mean(np.diag(G_S))
         beta = cho_solve(cho_factor(system, lower=True),
                          np.exp(-self._bq[z].sum(axis=0)))  # (b, m)
         return np.einsum("i,im,im->m", self.alpha, K_S, G_rest @ beta)

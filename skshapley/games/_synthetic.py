@@ -35,9 +35,9 @@ class AdditiveGame(Game):
 
 
 class UnanimityGame(Game):
-    """A sum of unanimity games, v(S) = sum_T c_T 1[T ⊆ S] (§1.1).
+    r"""A sum of unanimity games, :math:`v(S) = \sum_T c_T \, 1[T \subseteq S]`.
 
-    Its Shapley values are phi_i = sum_{T ∋ i} c_T / |T|.
+    Its Shapley values are :math:`\phi_i = \sum_{T \ni i} c_T / |T|` (Shapley 1953).
 
     Parameters
     ----------

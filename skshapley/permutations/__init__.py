@@ -1,4 +1,5 @@
-"""Permutation samplers for Shapley estimation (DESIGN.md §4.3, ALGORITHMS.md §2)."""
+"""Permutation samplers for Shapley estimation (Mitchell, Cooper, Frank & Holmes,
+"Sampling permutations for Shapley value estimation", JMLR 2022)."""
 
 from skshapley.permutations._base import PermutationSampler
 from skshapley.permutations._kernels import (

@@ -11,7 +11,7 @@ from skshapley.utils import as_generator
 
 
 class PermutationSampler:
-    """Draws orderings of the players 0..n_players-1 (§2.0).
+    """Draws orderings of the players 0..n_players-1.
 
     Subclasses implement ``_random(n)``. The public :meth:`random` keeps
     :attr:`num_generated`; :meth:`reset` replays the stream exactly because the sampler
@@ -28,7 +28,7 @@ class PermutationSampler:
     block_size : int or None
         Rows of the smallest group of orderings that is independent of the other groups
         (1 for i.i.d. orderings, 2 for antithetic pairs, 2(d - 1) for an orthogonal frame).
-        Risk estimates treat each block's mean as one draw (§3.6). None: the rows of one
+        Risk estimates treat each block's mean as one draw. None: the rows of one
         stream are all dependent (QMC, herding), so i.i.d. error formulas are a heuristic.
     unit_size : int
         Budgets are rounded down to whole units (2 keeps antithetic pairs together).

@@ -1,7 +1,9 @@
-"""Kernels on permutations, their uniform expectations and the discrepancy (§2.3, §2.5).
+"""Kernels on permutations, their uniform expectations and the discrepancy (Mitchell,
+Cooper, Frank & Holmes 2022, Sec. 3 and 3.3).
 
 Every kernel compares **rank vectors** (which player precedes which), never orderings
-position by position (§2.0, pitfall 2.12 #2). Kernel matrices are built from the number of
+position by position (the same formulas applied to orderings give other numbers).
+Kernel matrices are built from the number of
 discordant player pairs, counted with packed pair-precedence bits and popcounts in the
 backend kernels.
 """
@@ -13,7 +15,7 @@ import numpy as np
 from skshapley.backends import get_backend
 
 KERNELS = ("mallows", "kendall", "spearman")
-DEFAULT_LAMBDA = 4.0  # §2.3: the value behind all of [P]'s Table 4
+DEFAULT_LAMBDA = 4.0  # the value behind all of Table 4 of Mitchell et al. 2022 (App. B)
 
 
 def _check_orders(orders, name="orders"):
@@ -63,7 +65,10 @@ def discordant_pairs(orders_a, orders_b=None) -> np.ndarray:
 
 
 def kendall_kernel(orders_a, orders_b=None) -> np.ndarray:
-    """K_tau = 1 - 2 n_dis / N_d (1 for d = 1).
+    r"""Kendall kernel :math:`K_\tau = 1 - 2 n_\mathrm{dis} / N_d` (1 for d = 1).
+
+    :math:`n_\mathrm{dis}` counts the discordant player pairs of two orderings and
+    :math:`N_d = d (d - 1) / 2` all pairs.
 
     Examples
     --------
@@ -77,7 +82,8 @@ def kendall_kernel(orders_a, orders_b=None) -> np.ndarray:
 
 
 def mallows_kernel(orders_a, orders_b=None, lam: float = DEFAULT_LAMBDA) -> np.ndarray:
-    """K_M = exp(-lam n_dis / N_d), universal on permutations (§2.3).
+    r"""Mallows kernel :math:`K_M = \exp(-\lambda \, n_\mathrm{dis} / N_d)`, universal on
+    permutations (Mitchell, Cooper, Frank & Holmes 2022, Sec. 3).
 
     Examples
     --------
@@ -91,7 +97,8 @@ def mallows_kernel(orders_a, orders_b=None, lam: float = DEFAULT_LAMBDA) -> np.n
 
 
 def spearman_kernel(orders_a, orders_b=None) -> np.ndarray:
-    """K_rho = sum_i (r_i + 1)(r'_i + 1) on 1-based rank vectors.
+    r"""Spearman kernel :math:`K_\rho = \sum_i (r_i + 1)(r'_i + 1)` on 1-based rank
+    vectors.
 
     Examples
     --------
@@ -107,7 +114,8 @@ def spearman_kernel(orders_a, orders_b=None) -> np.ndarray:
 
 
 def mallows_expectation(n_players: int, lam: float = DEFAULT_LAMBDA) -> float:
-    """E_{r' ~ U} K_M(r, r'), the same for every r (§2.3, Muir's generating function).
+    """E_{r' ~ U} K_M(r, r'), the same for every r (from Muir's 1898 generating function
+    of the number of inversions).
 
     Examples
     --------
@@ -148,11 +156,13 @@ def kernel_matrix(kernel: str, orders_a, orders_b=None, lam: float = DEFAULT_LAM
 
 
 def discrepancy(orders, weights=None, kernel: str = "mallows", lam: float = DEFAULT_LAMBDA):
-    """Kernel discrepancy D(Pi, w) of a weighted sample of orderings (Eq. 8 of [P], §2.5).
+    r"""Kernel discrepancy :math:`D(\Pi, w)` of a weighted sample of orderings (Mitchell,
+    Cooper, Frank & Holmes 2022, Sec. 3.3, Eq. 8).
 
-    D^2 = E K - 2 sum_k w_k E K + w^T K w for the right-invariant kernels here (both
-    expectations equal the same constant). It bounds the error of the weighted permutation
-    estimate of each Shapley value: |error_i| <= D ||g_i||_K.
+    :math:`D^2 = \mathbb{E} K - 2 \sum_k w_k \mathbb{E} K + w^\top K w` for the
+    right-invariant kernels here (both expectations equal the same constant). It bounds
+    the error of the weighted permutation estimate of each Shapley value:
+    :math:`|\mathrm{error}_i| \le D \, \|g_i\|_K`.
 
     Parameters
     ----------

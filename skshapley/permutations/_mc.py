@@ -1,4 +1,5 @@
-"""Monte Carlo and antithetic permutation samplers (§2.2)."""
+"""Monte Carlo and antithetic permutation samplers (Mitchell, Cooper, Frank & Holmes 2022,
+Sec. 2.3-2.4)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ class MonteCarlo(PermutationSampler):
 
 
 class Antithetic(PermutationSampler):
-    """Pairs (pi, reversed pi) with pi uniform, interleaved pi1, rev pi1, pi2, ... (§2.2).
+    """Pairs (pi, reversed pi) with pi uniform, interleaved pi1, rev pi1, pi2, ...
+    (Mitchell et al. 2022, Sec. 2.4).
 
     Each row is marginally uniform, so estimates stay unbiased, and a player's
     contributions in pi and its reverse are negatively correlated. Even prefixes of the

@@ -1,6 +1,6 @@
-"""Counter-based orderings: ordering j is a pure function of (seed, j) (§2.8; the bijective
+"""Counter-based orderings: ordering j is a pure function of (seed, j) (the bijective
 shuffle of Mitchell, Stokes, Frank and Holmes, "Bandwidth-Optimal Random Shuffling for
-GPUs")."""
+GPUs", 2022, Sec. 3-4)."""
 
 from __future__ import annotations
 

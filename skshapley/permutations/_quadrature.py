@@ -1,5 +1,5 @@
-"""Kernel herding and sequential Bayesian quadrature over orderings (§2.4; Eqs. 6-7 and
-Algorithm 1 of Mitchell et al., JMLR 2022)."""
+"""Kernel herding and sequential Bayesian quadrature over orderings (Mitchell, Cooper, Frank
+& Holmes, JMLR 2022, Sec. 3.1-3.2: Eqs. 6-7 and Algorithm 1)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from skshapley.permutations._kernels import (
 )
 from skshapley.permutations._mc import _uniform_orders
 
-DEFAULT_CANDIDATES = 25  # Appendix B of [P]: 5-10 too few, 25 and 50 hardly differ
+# Appendix B of Mitchell et al. 2022: 5-10 too few, 25 and 50 hardly differ.
+DEFAULT_CANDIDATES = 25
 
 
 def _check_candidates(n_candidates):
@@ -59,7 +60,8 @@ class _GreedyMallowsSampler(PermutationSampler):
 
 class KernelHerding(_GreedyMallowsSampler):
     """Kernel herding with the Mallows kernel: each new ordering is the candidate least
-    similar, in total, to the orderings already chosen (Eq. 6 of [P]).
+    similar, in total, to the orderings already chosen (Mitchell et al. 2022, Sec. 3.1,
+    Eq. 6).
 
     ``n_candidates`` fresh uniform orderings compete at each step; ties go to the first
     drawn. The stream is sequential, so any prefix is the run of that length.
@@ -92,7 +94,8 @@ class KernelHerding(_GreedyMallowsSampler):
 
 
 class SequentialBayesianQuadrature(_GreedyMallowsSampler):
-    """Sequential Bayesian quadrature with the Mallows kernel (Algorithm 1 of [P]).
+    """Sequential Bayesian quadrature with the Mallows kernel (Mitchell et al. 2022,
+    Sec. 3.2, Algorithm 1).
 
     Each step keeps the candidate that most increases 1^T K^{-1} 1 (the same as most
     reducing the posterior variance, since the kernel mean is constant), through a

@@ -1,5 +1,5 @@
-"""Orderings from points on the sphere of the permutohedron (§2.6 of ALGORITHMS.md,
-§4 of Mitchell et al., JMLR 2022): orthogonal spherical codes and Sobol points."""
+"""Orderings from points on the sphere of the permutohedron (Mitchell, Cooper, Frank &
+Holmes, JMLR 2022, Sec. 4): orthogonal spherical codes and Sobol points."""
 
 from __future__ import annotations
 
@@ -31,13 +31,14 @@ def zero_sum_basis(n_players: int) -> np.ndarray:
 
 def directions_to_orders(directions: np.ndarray) -> np.ndarray:
     """argsort each direction of R^d: the player with the smallest coordinate joins first
-    (the nearest permutohedron vertex, Eqs. 12-13 of [P])."""
+    (the nearest permutohedron vertex, Mitchell et al. 2022, Eqs. 12-13)."""
     return np.argsort(directions, axis=1, kind="stable").astype(np.int64)
 
 
 class Orthogonal(BufferedSampler):
     """Orthogonal spherical codes: each block is a Haar-random orthonormal frame of the
-    sum-zero hyperplane plus its antipodes, 2(d - 1) orderings (Algorithm 3 of [P]).
+    sum-zero hyperplane plus its antipodes, 2(d - 1) orderings (Mitchell et al. 2022,
+    Sec. 4.2, Algorithm 3).
 
     Rows are interleaved p_1, rev p_1, p_2, rev p_2, ...; every row is uniformly
     distributed, and the members of a block are negatively correlated, which extends
@@ -178,7 +179,7 @@ def _sobol_points(engine, n):
 
 class _ReplicatedSobol:
     """One scrambled Sobol stream, or R independently scrambled ones read round-robin:
-    row g of the output comes from replicate g mod R (§3.6)."""
+    row g of the output comes from replicate g mod R."""
 
     def __init__(self, dimension, rng, replicates):
         if replicates is not None and (isinstance(replicates, bool)
@@ -209,7 +210,7 @@ class _ReplicatedSobol:
 
 class SobolSphere(PermutationSampler):
     """Scrambled Sobol points mapped to the sphere S^{d-2} by inverse-CDF hyperspherical
-    angles, then to orderings (Algorithm 4 of [P], §2.6).
+    angles, then to orderings (Mitchell et al. 2022, Sec. 4.3, Algorithm 4).
 
     The first Sobol coordinate drives the azimuth (as the authors' code does); d = 2 has
     no Sobol dimension and alternates the two orderings from a random start (antithetic
@@ -222,7 +223,8 @@ class SobolSphere(PermutationSampler):
     replicates : int, optional
         R >= 2 independently scrambled streams read round-robin (randomised QMC): the
         permutation approximator then takes the R replicate means as its draws, so its
-        error bars are honest (§3.6). None: one stream, error bars heuristic.
+        error bars are honest (see the user guide, "Budgets and error bars"). None: one
+        stream, error bars heuristic.
 
     Examples
     --------
@@ -231,7 +233,7 @@ class SobolSphere(PermutationSampler):
     (3, 5)
     """
 
-    block_size = None  # one QMC stream: rows are dependent (§3.6)
+    block_size = None  # one QMC stream: rows are dependent
 
     def __init__(self, n_players, *, rng=None, replicates=None):
         super().__init__(n_players, rng=rng)
@@ -271,7 +273,8 @@ class SobolSphere(PermutationSampler):
 
 
 class ArgsortSobol(PermutationSampler):
-    """argsort of scrambled Sobol points of [0, 1)^d (§5.8): each row is uniform, and the
+    """argsort of scrambled Sobol points of [0, 1)^d (Bell, Devanathan & Boyd 2024,
+    Sec. 3.5): each row is uniform, and the
     stream is low-discrepancy in the cube. ``replicates`` as in :class:`SobolSphere`.
 
     Examples
@@ -281,7 +284,7 @@ class ArgsortSobol(PermutationSampler):
     [0, 1, 2, 3]
     """
 
-    block_size = None  # one QMC stream: rows are dependent (§3.6)
+    block_size = None  # one QMC stream: rows are dependent
 
     def __init__(self, n_players, *, rng=None, replicates=None):
         super().__init__(n_players, rng=rng)

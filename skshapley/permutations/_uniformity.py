@@ -1,4 +1,5 @@
-"""Tests that a sampler's orderings are uniformly distributed (§2.9)."""
+"""Tests that a sampler's orderings are uniformly distributed (as in Mitchell, Stokes, Frank
+& Holmes 2022, Sec. 5)."""
 
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ def chi2_uniformity_test(orders, alpha: float = 0.05) -> UniformityTestResult:
 
 def mmd_uniformity_test(orders, lam: float = 5.0, alpha: float = 0.05,
                         bound: str = "auto") -> UniformityTestResult:
-    """Linear-time one-sample MMD test with the Mallows kernel (§2.9).
+    """Linear-time one-sample MMD test with the Mallows kernel.
 
     M = (2/N) sum_i K(pi_{2i-1}, pi_{2i}) - E_d(lam) is unbiased for
     MMD^2(uniform, sampler), which is zero only for the uniform law (Mallows is

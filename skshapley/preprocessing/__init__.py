@@ -1,4 +1,4 @@
-"""Preprocessing transformers built on mergeable sketches (DESIGN.md §4.8)."""
+"""Preprocessing transformers built on mergeable sketches."""
 
 from skshapley.preprocessing._quantile import MomentQuantileTransformer, fit_dask
 

@@ -1,6 +1,6 @@
 """MomentQuantileTransformer: quantile normalisation and binning from moment sketches.
 
-ALGORITHMS.md §7.7. The fitted state is a handful of numbers per feature that streams
+The fitted state is a handful of numbers per feature that streams
 (``partial_fit``) and merges (``merge``, :func:`fit_dask`); quantiles are solved lazily
 from it and then used exactly like scikit-learn's ``QuantileTransformer`` uses its
 empirical quantiles.

@@ -1,4 +1,4 @@
-"""Feature selection by Shapley values (DESIGN.md §4.5, ALGORITHMS.md §4.7)."""
+"""Feature selection by Shapley values."""
 
 from skshapley.selection._topk import (
     IMPORTANCES,

@@ -1,8 +1,10 @@
 """``TopKShapleySelector``: keep the k features with the largest Shapley values of a
-global game, found by top-k identification (DESIGN.md §4.5, ALGORITHMS.md §4.7)."""
+global game, found by top-k identification (see the user guide, "Selecting the top k
+features by Shapley value")."""
 
 from __future__ import annotations
 
+import time
 import warnings
 from numbers import Integral, Real
 
@@ -18,7 +20,7 @@ from tqdm.auto import tqdm
 from skshapley.approximators import topk_shapley
 from skshapley.approximators._topk import bonferroni_z, order_players, pac_rule_holds
 from skshapley.attribution import lsspa
-from skshapley.exceptions import BudgetWarning
+from skshapley.exceptions import BudgetWarning, ConvergenceWarning
 from skshapley.explain import ShapleyExplainer
 from skshapley.explain._columns import ColumnCodec, check_missing_values_taken, model_rows
 from skshapley.games import Game, PerformanceGame, RefitGame
@@ -33,7 +35,14 @@ from skshapley.utils._sklearn_compat import (
 from skshapley.utils._state import restored_on_failure
 from skshapley.utils._validation import as_pandas_frame, finite_policy, takes_missing_values
 
-IMPORTANCES = ("refit", "performance", "mean_abs_shap")
+IMPORTANCES = ("auto", "refit", "performance", "mean_abs_shap")
+# importance="auto" with a model that only sampling can explain refits it on column
+# subsets within about this many seconds of fits (the budget is cut to SECONDS / the time
+# of the training-split fit): a grid search fits the selector once per candidate and
+# fold, so an unbounded default made a 5 x 3 grid over an SVC on breast_cancer take
+# half an hour. The warm-up of CMCS@K needs 30 (d + 1) evaluations to certify anything;
+# below it the fit warns.
+AUTO_REFIT_SECONDS = 5.0
 SELECTOR_METHODS = ("cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k", "regression",
                     "exact")
 # Fewest rows that leave two rows in each of the training and validation splits.
@@ -75,7 +84,7 @@ def _fit_on_frame(estimator, codec, X, y, **fit_params):
 def default_max_evals(n_features: int) -> int:
     """The budget ``max_evals="auto"`` means: 2^d when that is at most 60 (d + 1) (then
     enumeration is cheaper than sampling, and exact), else 60 (d + 1): the 30 warm-up
-    rounds of CMCS@K (§4.4.4) and as many evaluations again for the rounds at the cut.
+    rounds of CMCS@K and as many evaluations again for the rounds at the cut.
 
     Examples
     --------
@@ -101,7 +110,7 @@ class _ProgressGame(Game):
 
 
 def _lsspa_applies(estimator, importance, scoring):
-    # Exactly these classes: a subclass may fit something else (§5 covers only them).
+    # Exactly these classes: a subclass may fit something else (LS-SPA covers only them).
     if importance != "refit" or type(estimator) not in (LinearRegression, Ridge):
         return False
     if scoring not in (None, "r2") or getattr(estimator, "positive", False):
@@ -118,10 +127,10 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
     the estimator refit on S alone; top-k identification (CMCS@K by default) then spends
     model fits on the features near the cut and stops once the chosen set is certified:
     with probability about ``1 - delta`` no chosen feature's Shapley value is more than
-    ``epsilon`` below an unchosen one's (the PAC rule of §4.4.1). "About": the rule rests
-    on the normal approximation of the features' mean marginal contributions, and a rare
-    large contribution that no sample has seen cannot be detected (see ``delta`` of
-    :func:`~skshapley.approximators.topk_shapley`).
+    ``epsilon`` below an unchosen one's (the PAC rule of SHAP@K, Kariyappa et al. 2024).
+    "About": the rule rests on the normal approximation of the features' mean marginal
+    contributions, and a rare large contribution that no sample has seen cannot be
+    detected (see ``delta`` of :func:`~skshapley.approximators.topk_shapley`).
 
     Parameters
     ----------
@@ -131,10 +140,16 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
     k : int or float, default=10
         Features to keep; a float in (0, 1) is a fraction of the features (at least one,
         rounded down). ``k`` larger than the number of features raises ``ValueError``.
-    importance : {"refit", "performance", "mean_abs_shap"}, default="refit"
-        The game. "refit": validation score of a clone refit on the coalition's columns,
-        v(∅) the score of a constant prediction; LinearRegression and Ridge use LS-SPA
-        (§5, exact up to 20 features) instead of refits. "performance": validation score
+    importance : {"auto", "refit", "performance", "mean_abs_shap"}, default="auto"
+        The game. "auto": "refit" by LS-SPA for LinearRegression and Ridge (exact, no
+        model fits); "mean_abs_shap" for a model whose Shapley values have a closed form
+        (linear models, tree ensembles and Pipelines ending in them: no model calls
+        beyond predictions); otherwise "refit" with ``max_evals="auto"`` cut to about
+        5 s of refits (``AUTO_REFIT_SECONDS``, from the time of the fit on the training
+        split), or "performance" with ``prefit``. ``importance_`` says which ran.
+        "refit": validation score of a clone refit on the coalition's columns, v(∅) the
+        score of a constant prediction; LinearRegression and Ridge use LS-SPA
+        (exact up to 20 features) instead of refits. "performance": validation score
         of the fitted model with the absent columns marginalised over ``background``
         rows (no refits; measures reliance, not usefulness). "mean_abs_shap": mean
         |Shapley value| of the model's predictions over up to 200 validation rows
@@ -189,12 +204,15 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
     confidence_intervals_ : ndarray (n_features, 2)
         Simultaneous intervals at level ``1 - delta`` (Bonferroni over features).
     n_evaluations_ : int
-        Game evaluations used, counted as in §4.4.1 (for "refit": requested refits; a
+        Game evaluations used, v(∅) and v(N) counted once (for "refit": requested refits; a
         repeated coalition is served from the cache and counted again).
     converged_ : bool
         Whether the PAC rule holds for the returned set.
     k_ : int
         The number of features kept.
+    importance_ : str
+        The game that was played: "refit", "performance" or "mean_abs_shap" ("auto"
+        resolved).
     method_ : str
         What ran: a method name, "exact", "lsspa_exact", "lsspa_permutation" or
         "mean_abs_shap".
@@ -217,7 +235,7 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
     -----
     Shapley values share credit among correlated features, so the top k by Shapley value
     is not the best subset of size k: two redundant features may both be kept or both be
-    dropped (§4.7, "Caveat").
+    dropped (see the user guide, "Selecting the top k features by Shapley value").
 
     References
     ----------
@@ -254,7 +272,7 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
         "progress": ["boolean"],
     }
 
-    def __init__(self, estimator, *, k=10, importance="refit", method="cmcs_at_k",
+    def __init__(self, estimator, *, k=10, importance="auto", method="cmcs_at_k",
                  max_evals="auto", delta=0.01, epsilon=5e-4, scoring=None, background=100,
                  validation_size=0.25, prefit=False, n_jobs=None, random_state=None,
                  progress=False):
@@ -382,21 +400,14 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
             self._check_validation_size(n_samples)
         max_evals = (default_max_evals(n_features) if self.max_evals == "auto"
                      else int(self.max_evals))
-        method = "exact" if self.method == "exact" or max_evals >= 2**n_features \
-            else self.method
-        if method == "exact" and max_evals < 2**n_features:
-            raise ValueError(
-                f"max_evals={max_evals} is too small for method='exact' with {n_features} "
-                f"features: enumeration needs 2**{n_features} = {2**n_features} "
-                "evaluations; increase max_evals or use method='cmcs_at_k'."
-            )
+        method = self._method_for(max_evals, n_features)
         rng = check_random_state(self.random_state)
         split_seed, model_seed, sampling_seed = (int(s) for s in
                                                  rng.randint(np.iinfo(np.int32).max, size=3))
         estimator = self.estimator if self.prefit else clone(self.estimator)
         params = estimator.get_params() if hasattr(estimator, "get_params") else {}
         if not self.prefit and "random_state" in params and params["random_state"] is None:
-            # A deterministic model makes v a function of the coalition (§4.7).
+            # A deterministic model makes v a function of the coalition.
             estimator.set_params(random_state=model_seed)
         # Features go to the model as given: a DataFrame keeps its column names.
         X_model = X if hasattr(X, "iloc") else X_checked
@@ -411,14 +422,45 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
         fit_params = check_method_params(X_checked, fit_params, indices=train)
 
         self.k_ = k
-        self.max_evals_ = max_evals
         self.result_ = None
-        if self.importance == "mean_abs_shap":
-            if not self.prefit:
-                estimator = _fit_on_frame(estimator, codec, X_train, y_train, **fit_params)
-            self._check_missing_values(estimator, X_checked, codec)
-            self._fit_mean_abs_shap(estimator, X_train, X_valid, sampling_seed)
-        elif codec is None and _lsspa_applies(estimator, self.importance, self.scoring):
+        importance, explainer, fitted = self.importance, None, None
+        if importance == "auto":
+            if not self.prefit and codec is None and not fit_params \
+                    and _lsspa_applies(estimator, "refit", self.scoring):
+                importance = "refit"
+            else:
+                # fitted once here, and kept for whichever game is played
+                start = time.perf_counter()
+                fitted = (estimator if self.prefit
+                          else _fit_on_frame(clone(estimator), codec, X_train, y_train,
+                                             **fit_params))
+                fit_seconds = time.perf_counter() - start
+                self._check_missing_values(fitted, X_checked, codec)
+                try:
+                    explainer = self._explainer(fitted, X_train, sampling_seed)
+                except ValueError:  # not explainable as given: a game that needs no explainer
+                    explainer = None
+                if explainer is not None and explainer.method_ in ("tree", "linear"):
+                    importance = "mean_abs_shap"
+                elif self.prefit:
+                    importance, explainer = "performance", None
+                else:
+                    importance, explainer = "refit", None
+                    if self.max_evals == "auto":
+                        affordable = int(AUTO_REFIT_SECONDS / max(fit_seconds, 1e-6))
+                        max_evals = max(2 * (n_features + 1), min(max_evals, affordable))
+                        method = self._method_for(max_evals, n_features)
+        self.importance_ = importance
+        self.max_evals_ = max_evals
+        if importance == "mean_abs_shap":
+            if explainer is None:
+                if not self.prefit:
+                    estimator = _fit_on_frame(estimator, codec, X_train, y_train,
+                                              **fit_params)
+                self._check_missing_values(estimator, X_checked, codec)
+                explainer = self._explainer(estimator, X_train, sampling_seed)
+            self._fit_mean_abs_shap(explainer, X_valid)
+        elif codec is None and _lsspa_applies(estimator, importance, self.scoring):
             if fit_params:
                 raise ValueError(
                     f"fit params {sorted(fit_params)} cannot be used with "
@@ -430,15 +472,16 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
             self.estimator_ = estimator.fit(X_train, y_train)
             self._fit_lsspa(estimator, X_train, y_train, X_valid, y_valid, sampling_seed)
         else:
-            if self.importance == "refit":
-                self.estimator_ = _fit_on_frame(clone(estimator), codec, X_train, y_train,
-                                                **fit_params)
+            if importance == "refit":
+                self.estimator_ = fitted if fitted is not None else _fit_on_frame(
+                    clone(estimator), codec, X_train, y_train, **fit_params)
                 self._check_missing_values(self.estimator_, X_checked, codec)
                 game = RefitGame(estimator, X_train, y_train, X_valid, y_valid,
                                  scoring=self.scoring, n_jobs=self.n_jobs,
                                  fit_params=fit_params)
             else:
-                self.estimator_ = (estimator if self.prefit
+                self.estimator_ = (fitted if fitted is not None
+                                   else estimator if self.prefit
                                    else _fit_on_frame(estimator, codec, X_train, y_train,
                                                       **fit_params))
                 self._check_missing_values(self.estimator_, X_checked, codec)
@@ -455,7 +498,27 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
                     decode=model_rows(getattr(self, "feature_names_in_", None), codec))
             self._fit_game(game, k, method, max_evals, sampling_seed)
         self._set_selection()
+        if not self.converged_:
+            warnings.warn(
+                f"The top {k} features are not certified: the intervals of the features "
+                f"at the cut overlap by more than epsilon={self.epsilon} at "
+                f"delta={self.delta} (PAC rule, importance={importance!r}, "
+                f"method_={self.method_!r}, {self.n_evaluations_} evaluations). The "
+                "selection is the best estimate; increase max_evals or epsilon to "
+                "certify it.", ConvergenceWarning, stacklevel=4)
         return self
+
+    def _method_for(self, max_evals, n_features):
+        """The top-k method for a budget: enumeration whenever it fits."""
+        if self.method != "exact" and max_evals < 2**n_features:
+            return self.method
+        if max_evals < 2**n_features:
+            raise ValueError(
+                f"max_evals={max_evals} is too small for method='exact' with {n_features} "
+                f"features: enumeration needs 2**{n_features} = {2**n_features} "
+                "evaluations; increase max_evals or use method='cmcs_at_k'."
+            )
+        return "exact"
 
     def _check_missing_values(self, estimator, X_checked, codec):
         """NaN that reaches a step of the fitted ``estimator`` refusing it is said here,
@@ -511,7 +574,7 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
     def _fit_game(self, game, k, method, max_evals, seed):
         warm_up = 30 * (game.n_players + 1)
         if method in ("cmcs_at_k", "greedy_cmcs") and max_evals <= warm_up:
-            # §4.7: below the warm-up of 30 full rounds the adaptive methods are plain CMCS.
+            # Below the warm-up of 30 full rounds the adaptive methods are plain CMCS.
             warnings.warn(
                 f"max_evals={max_evals} is within the warm-up of method={method!r} "
                 f"(30 rounds of {game.n_players + 1} evaluations = {warm_up}), so it runs "
@@ -544,13 +607,16 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
         self._store(result.attribution, result.std_errors, intervals, evaluations,
                     None, f"lsspa_{result.method}")
 
-    def _fit_mean_abs_shap(self, estimator, X_train, X_valid, seed):
-        self.estimator_ = estimator  # fitted
+    def _explainer(self, estimator, X_train, seed):
+        """A ShapleyExplainer of the fitted ``estimator`` on training background rows."""
         background = min(self.background, np.shape(X_train)[0])
-        explainer = ShapleyExplainer(self.estimator_, prefit=True, background=background,
+        explainer = ShapleyExplainer(estimator, prefit=True, background=background,
                                      n_jobs=self.n_jobs, random_state=seed,
                                      progress=self.progress)
-        explainer.fit(X_train)
+        return explainer.fit(X_train)
+
+    def _fit_mean_abs_shap(self, explainer, X_valid):
+        self.estimator_ = explainer.estimator  # fitted
         rows = X_valid.iloc[:_SHAP_ROWS] if hasattr(X_valid, "iloc") else X_valid[:_SHAP_ROWS]
         explanation = explainer.explain(rows)
         magnitudes = np.abs(np.asarray(explanation.values, dtype=np.float64))

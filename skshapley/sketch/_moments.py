@@ -1,4 +1,5 @@
-"""Mergeable moment sketches, vectorised over features (ALGORITHMS.md §7.1-7.2, §7.7).
+"""Mergeable moment sketches, vectorised over features (Mitchell, Frank & Holmes 2021,
+Sec. 3 and 6; central sums merged as in Pébay, Terriberry, Kolla & Bennett 2016).
 
 Each feature keeps its total weight W, mean, scaled central power sums
 ``M_hat_k = sum w (x - mean)^k / 2^(e k)`` (k = 2..order, ``2^e`` a power-of-two unit
@@ -52,7 +53,8 @@ def _binomial_cached(n):
 
 
 def binomial_table(n):
-    """Binomial coefficients C(k, i), k, i <= n, from the integer recurrence (§7.8.10)."""
+    """Binomial coefficients C(k, i), k, i <= n, from the integer recurrence (exact, unlike
+    floating-point formulas)."""
     return _binomial_cached(n)
 
 
@@ -118,8 +120,8 @@ class MomentSketch:
     transform : {"none", "arcsinh"}, default="none"
         Applied to values before they are summarised.
     summation : {"central", "naive"}, default="central"
-        ``"naive"`` keeps raw power sums ``S_k`` instead (unstable for offset data,
-        §7.1); kept only for comparison.
+        ``"naive"`` keeps raw power sums ``S_k`` instead (unstable for data far from
+        0); kept only for comparison.
     exact_threshold : int, default=64
         Keep an exact value->weight table while a feature has at most this many
         distinct values ...
@@ -511,7 +513,7 @@ class MomentSketch:
         """Per-feature moments in the [-1, 1] domain: (mu_tilde, valid order).
 
         Returns ``mu`` of shape ``(n_features, order + 1)`` with ``mu[:, k] = E[y^k]``,
-        ``y = 2 (x - min) / (max - min) - 1`` (§7.2, "To the solver's moments").
+        ``y = 2 (x - min) / (max - min) - 1``.
         """
         from skshapley.sketch._solvers import scaled_moments, scaled_moments_naive
 

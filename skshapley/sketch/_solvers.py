@@ -1,4 +1,5 @@
-"""From sketch moments to densities and quantiles (ALGORITHMS.md §7.2-7.4, §7.7).
+"""From sketch moments to densities and quantiles (Mitchell, Frank & Holmes 2021, "An
+empirical study of moment estimators for quantile approximation", Sec. 3-5).
 
 Solvers: maximum entropy on Chebyshev moments (damped Newton with Cholesky and Armijo
 backtracking on Clenshaw-Curtis quadrature, order reduction and a fallback chain), the
@@ -58,7 +59,7 @@ def _half_range(low, high):
 
 
 def scaled_moments(weight, mean, exp2, m_hat, low, high):
-    """mu[:, k] = E[y^k], y in [-1, 1], from the central state (§7.2), vectorised."""
+    """mu[:, k] = E[y^k], y in [-1, 1], from the central state, vectorised."""
     weight = np.atleast_1d(weight)
     d = weight.shape[0]
     order = m_hat.shape[1]
@@ -83,7 +84,8 @@ def scaled_moments(weight, mean, exp2, m_hat, low, high):
 
 
 def scaled_moments_naive(power_sums, low, high):
-    """The chapter's eqs. 3-4 from raw power sums (unstable for offset data, §7.1)."""
+    """Eqs. 3-4 of Mitchell, Frank & Holmes 2021 from raw power sums (unstable for offset
+    data)."""
     d, order1 = power_sums.shape
     order = order1 - 1
     n = np.where(power_sums[:, 0] > 0, power_sums[:, 0], 1.0)
@@ -133,7 +135,7 @@ def _cheb_on_nodes(n, kmax):
 
 def _objective(theta, c, n):
     """L (with the ridge ``_RIDGE``), gradient, Hessian and the density on the nodes
-    (§7.3.1)."""
+    (Eqs. 6-8 of Mitchell, Frank & Holmes 2021, in Chebyshev moments)."""
     order = len(theta) - 1
     _, w = _clenshaw_curtis(n)
     table = _cheb_on_nodes(n, 2 * order)
@@ -226,7 +228,7 @@ def _maxent_loop(theta, c, n, tol, max_iter):
                 value, grad, hess, _, _ = _objective(theta, c, n)
         if not converged:
             return theta, False, n_iter, n
-        # resolution check on the nested half grid (§7.3.1)
+        # resolution check on the nested half grid
         if n >= MAX_GRID:
             return theta, True, n_iter, n
         _, _, _, f, mu = _objective(theta, c, n)
@@ -239,7 +241,7 @@ def _maxent_loop(theta, c, n, tol, max_iter):
 
 
 def _valid_order(c, order):
-    """Cap the order before the first |c_k| > 1 + 1e-8 or non-finite moment (§7.2)."""
+    """Cap the order before the first |c_k| > 1 + 1e-8 or non-finite moment."""
     for k in range(1, order + 1):
         if not np.isfinite(c[k]) or abs(c[k]) > 1 + 1e-8:
             return k - 1
@@ -284,7 +286,8 @@ def _cumulative(y, f):
 
 
 def _legendre_cdf_coef(mu):
-    """Coefficients of F(y) in the Legendre basis, from mu_k = E[y^k] (§7.3.2)."""
+    """Coefficients of F(y) in the Legendre basis, from mu_k = E[y^k] (Mitchell, Frank &
+    Holmes 2021, Sec. 5)."""
     order = len(mu) - 1
     binom = binomial_table(2 * order + 2)
     coef = np.zeros(order + 2)
@@ -326,7 +329,7 @@ def _cosine_table(a, order):
 
 
 def _invert(x, F, p, exact=None):
-    """q(p) = inf{x : F(x) >= p} on a tabulated non-decreasing F (§7.4)."""
+    """q(p) = inf{x : F(x) >= p} on a tabulated non-decreasing F."""
     j = np.clip(np.searchsorted(F, p, side="left"), 1, len(F) - 1)
     lo, hi = F[j - 1], F[j]
     span = hi - lo
@@ -425,7 +428,7 @@ def solve_quantiles(sketch, j, p, *, solver="maxent", n_grid=1024, tol=1e-9, max
                             sketch.exp2[j:j + 1], sketch.m_hat[j:j + 1],
                             sketch.min[j:j + 1], sketch.max[j:j + 1])[0]
     weight = sketch.weight[j]
-    # atoms at min, max and 0, removed from the moments in the scaled domain (§7.7)
+    # atoms at min, max and 0, removed from the moments in the scaled domain
     atoms = []
     if track_atoms and sketch.summation == "central":
         atoms = [(-1.0, sketch.w_at_min[j]), (1.0, sketch.w_at_max[j])]

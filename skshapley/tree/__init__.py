@@ -1,4 +1,5 @@
-"""Exact TreeSHAP for tree ensembles (§8): the ensemble IR, readers and kernels."""
+"""Exact TreeSHAP for tree ensembles (Lundberg et al. 2020; GPUTreeShap, Mitchell, Frank &
+Holmes 2022): the ensemble IR, readers and kernels."""
 
 from skshapley.backends._packing import PACKINGS, Packing, pack_paths
 from skshapley.tree._api import FEATURE_PERTURBATIONS, TreeShapValues, tree_shap

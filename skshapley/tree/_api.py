@@ -1,4 +1,4 @@
-"""``tree_shap``: exact SHAP values of tree ensembles on any backend (§8)."""
+"""``tree_shap``: exact SHAP values of tree ensembles on any backend."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def _check_X(X, ensemble, name="X"):
 
 
 # backend="auto" moves TreeSHAP to a GPU when the work is large enough to repay the copy
-# and the first call's compilation (DESIGN.md §4.1). Measured on the lent H100
+# and the first call's compilation. Measured on the lent H100
 # (benchmarks/results/tree_gpu.md, 10,000 rows): at ~1e6 row x path elements the GPU and
 # numba tie; at ~8e8 CuPy is 25-30x and numba.cuda 14-16x faster than the CPU. Below
 # 1e8 the CPU time is well under a second and a GPU's first call (NVRTC or numba JIT,
@@ -248,7 +248,10 @@ def interventional_shap(ensemble, X, background, kernels):
 
 def tree_shap(model, X, *, background=None, feature_perturbation="auto", interactions=False,
               backend=None):
-    """Exact SHAP values of a tree ensemble's raw output (§8).
+    """Exact SHAP values of a tree ensemble's raw output.
+
+    Path-dependent and interventional TreeSHAP (Lundberg et al. 2020), computed per
+    root-to-leaf path as in GPUTreeShap (Mitchell, Frank & Holmes 2022, Sec. 3).
 
     Parameters
     ----------
@@ -258,7 +261,7 @@ def tree_shap(model, X, *, background=None, feature_perturbation="auto", interac
     X : array-like (n_rows, n_features)
         Rows to explain; NaN is a missing value, routed as the model routes it.
     background : array-like (n_background, n_features), optional
-        Background rows of the interventional game (§8.1.4). Its pattern tables take
+        Background rows of the interventional game. Its pattern tables take
         16 bytes per path and background row; a background beyond ``working_memory``
         (:func:`skshapley.set_config`) is taken in chunks. Fewer than ``WALK_ROWS`` (4)
         rows walk the trees with sets of background rows instead, and the numba backend
@@ -266,10 +269,11 @@ def tree_shap(model, X, *, background=None, feature_perturbation="auto", interac
         equal background (explaining one row at a time).
     feature_perturbation : {"auto", "tree_path_dependent", "interventional"}, default="auto"
         "tree_path_dependent": the cover-weighted conditional expectation of TreeSHAP
-        (§8.1.1); "interventional": the marginal game over ``background``. "auto":
-        interventional when a background is given.
+        (Lundberg et al. 2020); "interventional": the marginal game over ``background``.
+        "auto": interventional when a background is given.
     interactions : bool, default=False
-        Also compute SHAP interaction values (path-dependent only, §8.4).
+        Also compute SHAP interaction values (path-dependent only; Lundberg et al.
+        2020).
     backend : str, optional
         Kernel backend (see :func:`skshapley.backends.available_backends`); None uses the
         configured one. Under "auto" a GPU backend (CuPy, then numba.cuda) runs the call

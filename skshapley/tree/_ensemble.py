@@ -1,10 +1,11 @@
-"""The ensemble IR of §8.6.1: every root-to-leaf path as merged elements (SoA arrays).
+"""The ensemble IR: every root-to-leaf path as merged elements (SoA arrays), as in
+GPUTreeShap (Mitchell, Frank & Holmes 2022, Sec. 3.1-3.2).
 
 Readers (``_readers.py``) turn a library's trees into *node tables* — per node: parent,
 the feature and interval of the edge into it, whether missing values follow that edge,
 and its cover — and :func:`build_ensemble` turns the tables of all trees into paths:
 walk up from every leaf (vectorised over leaves), then merge the elements of a path that
-test the same feature into one interval (§8.2.2), which is legal because TreeSHAP's
+test the same feature into one interval, which is legal because TreeSHAP's
 extend and unwind commute.
 """
 
@@ -166,7 +167,7 @@ def _tree_nodes(roots, parent, leaves, path_of, feature, lower, upper, missing, 
 
 @dataclass(frozen=True)
 class TreeEnsemble:
-    """Merged root-to-leaf paths of a tree ensemble (§8.6.1).
+    """Merged root-to-leaf paths of a tree ensemble.
 
     Attributes
     ----------
@@ -182,7 +183,8 @@ class TreeEnsemble:
         ``MISSING_NAN``, ``MISSING_NAN_OR_ZERO`` or ``CATEGORY_SET`` (NaN is missing;
         see ``skshapley.backends._tree_numpy``).
     zero_fraction : float64 (n_elements,)
-        Product of cover ratios c_child / c_parent of the merged edges (z of §8.1).
+        Product of cover ratios c_child / c_parent of the merged edges (TreeSHAP's
+        "zero fraction" z).
     out_ptr : int64 (n_paths + 1,), out_index : int32, out_value : float64
         Leaf values of path p in CSR form: output ``out_index[k]`` gets ``out_value[k]``.
     offset : float64 (n_outputs,)
@@ -233,7 +235,7 @@ class TreeEnsemble:
 
     @property
     def path_lengths(self) -> np.ndarray:
-        """Distinct features per path (u of §8)."""
+        """Distinct features per path (u)."""
         return np.diff(self.path_ptr)
 
     @property
@@ -470,13 +472,13 @@ def build_ensemble(tables, *, n_features, n_outputs, offset, input_dtype, output
                           cover_all[node_of] / cover_all[parent[node_of]], 0.0)
 
     leaf_values = values_all[leaves]
-    # Path-dependent base value: sum over paths of v * prod of edge ratios (§8.1.1),
+    # Path-dependent base value: sum over paths of v * prod of edge ratios,
     # computed before merging (the product is the same).
     log_free_product = np.ones(len(leaves))
     np.multiply.at(log_free_product, path_of, z_edge)
     expected = np.asarray(offset, np.float64) + log_free_product @ leaf_values
 
-    # Merge elements of a path on the same feature (§8.2.2).
+    # Merge elements of a path on the same feature (GPUTreeShap, Sec. 3.2).
     feat = feature_all[node_of]
     order = np.lexsort((feat, path_of))
     path_sorted, feat_sorted = path_of[order], feat[order]

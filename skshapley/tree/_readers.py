@@ -1,4 +1,4 @@
-"""Readers: scikit-learn, XGBoost and LightGBM trees to node tables (§8.6.3).
+"""Readers: scikit-learn, XGBoost and LightGBM trees to node tables.
 
 Every reader ends by checking the IR against the model's own raw output on probe rows
 (:func:`_verify`): a model read inexactly raises instead of being explained silently
@@ -24,7 +24,7 @@ from skshapley.tree._ensemble import (
 
 
 def _le_threshold_float32(threshold):
-    """x32 <= t (t float64) as x32 < t+, t+ the smallest float32 above t (§8.6.3)."""
+    """x32 <= t (t float64) as x32 < t+, t+ the smallest float32 above t."""
     t = np.asarray(threshold, np.float64)
     f = t.astype(np.float32)
     f = np.where(f.astype(np.float64) <= t, np.nextafter(f, np.float32(np.inf)), f)
@@ -218,7 +218,7 @@ def _hist_gradient_boosting(model):
     if remapped is None:
         order = np.arange(model.n_features_in_)
         largest = {}
-    else:  # the preprocessor puts the categorical columns first (§8.6.3)
+    else:  # the preprocessor puts the categorical columns first
         order = np.r_[np.flatnonzero(categorical), np.flatnonzero(~categorical)]
         known_bitsets, known_row = model._bin_mapper.make_known_categories_bitsets()
         largest = {int(order[i]): int(model._bin_mapper.n_bins_non_missing_[i])
@@ -366,7 +366,7 @@ def _with_offset(tables, raw, probes, n_features, n_outputs, input_dtype, name, 
 
 
 def read_xgboost(model):
-    """TreeEnsemble of an XGBoost ``Booster`` or sklearn wrapper (JSON model, §8.6.3)."""
+    """TreeEnsemble of an XGBoost ``Booster`` or sklearn wrapper (read from its JSON model)."""
     import xgboost
 
     booster = model.get_booster() if hasattr(model, "get_booster") else model
@@ -540,7 +540,7 @@ def read_lightgbm(model):
             default_left = bool(node["default_left"])
             mode = MISSING_NAN
             if missing_type == "None":
-                # NaN is replaced by 0 and compared (§8.6.3): fold into the interval test.
+                # NaN is replaced by 0 and compared: fold into the interval test.
                 default_left = 0.0 < cut
             elif missing_type == "Zero":
                 mode = MISSING_NAN_OR_ZERO

@@ -1,4 +1,4 @@
-"""Where a model's inputs live: host NumPy arrays or a device array library (§8.8).
+"""Where a model's inputs live: host NumPy arrays or a device array library.
 
 A model that accepts device arrays (XGBoost with ``device="cuda"`` on CuPy input, a CuPy or
 PyTorch predictor) can be explained without a host round-trip per model call: the masked

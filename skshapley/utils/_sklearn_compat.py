@@ -1,4 +1,4 @@
-"""The only module that imports scikit-learn's private names (STYLE.md §4)."""
+"""The only module that imports scikit-learn's private names."""
 
 from sklearn.base import _fit_context as fit_context  # noqa: F401
 from sklearn.utils._param_validation import (  # noqa: F401

@@ -6,8 +6,10 @@ from sklearn.ensemble import RandomForestRegressor
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 from sklearn.model_selection import GridSearchCV
+from sklearn.naive_bayes import GaussianNB
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.tree import DecisionTreeClassifier
 
 from skshapley import ShapleyExplainer
 from skshapley.approximators import exact_shapley
@@ -120,14 +122,87 @@ def test_classifier_multi_output_and_pandas_output(rng):
     X = pd.DataFrame(rng.normal(size=(120, 3)), columns=["a", "b", "c"])
     y = np.digitize(X["a"] + X["b"], [-0.5, 0.5])
     explainer = ShapleyExplainer(LogisticRegression(), background=30, random_state=0).fit(X, y)
-    phi = explainer.transform(X.iloc[:4])
-    assert phi.shape == (4, 3, 3) and explainer.n_outputs_ == 3
+    explanation = explainer.explain(X.iloc[:4])
+    assert explanation.values.shape == (4, 3, 3) and explainer.n_outputs_ == 3
     margins = explainer.estimator_.decision_function(X.iloc[:4])
-    np.testing.assert_allclose(phi.sum(axis=1) + explainer.expected_value_, margins, rtol=1e-9)
-    explainer.set_output(transform="pandas")
-    frame = explainer.transform(X.iloc[:4])
+    np.testing.assert_allclose(explanation.predictions, margins, rtol=1e-9)
+    # transform is 2-d, a column per name of get_feature_names_out (issue 29)
+    phi = explainer.transform(X.iloc[:4])
+    names = explainer.get_feature_names_out()
+    assert phi.shape == (4, len(names)) == (4, 9)
+    for column, name in enumerate(names):  # "<feature>_shap_<class>"
+        feature, output = name.split("_shap_")
+        j, o = list(X.columns).index(feature), explanation.output_names.index(output)
+        np.testing.assert_array_equal(phi[:, column], explanation.values[:, j, o])
+    np.testing.assert_array_equal(phi, explanation.values.reshape(4, -1))
+    frame = explainer.set_output(transform="pandas").transform(X.iloc[:4])
+    assert list(frame.columns) == list(names)
     assert list(frame.columns[:3]) == ["a_shap_0", "a_shap_1", "a_shap_2"]
-    np.testing.assert_allclose(frame.to_numpy(), phi.reshape(4, -1))
+    np.testing.assert_array_equal(frame.to_numpy(), phi)
+
+
+def test_a_multiclass_explainer_feeds_the_next_step_of_a_pipeline(rng):
+    # the next step sees the n x (d k) values (a 3-d array made it fail)
+    X = rng.normal(size=(150, 3))
+    y = np.digitize(X[:, 0] + X[:, 1], [-0.5, 0.5])
+    pipe = make_pipeline(ShapleyExplainer(LogisticRegression(), background=20,
+                                          random_state=0), LogisticRegression())
+    pipe.fit(X, y)
+    assert pipe[-1].n_features_in_ == 9
+    # the values of the features that decide the class separate the classes
+    assert pipe.score(X, y) > 0.9
+
+
+@pytest.mark.parametrize(("estimator", "response_method", "expected"), [
+    (Ridge(), "auto", "predict"),
+    (LogisticRegression(), "auto", "decision_function"),
+    (DecisionTreeClassifier(max_depth=2, random_state=0), "auto", "predict_proba"),
+    (GaussianNB(), "auto", "predict_log_odds"),
+    (LogisticRegression(), "predict_proba", "predict_proba"),
+])
+def test_response_method_says_which_output_is_explained(rng, estimator, response_method,
+                                                        expected):
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    explainer = ShapleyExplainer(estimator, response_method=response_method,
+                                 background=10).fit(X, y)
+    assert explainer.response_method_ == expected
+    # it is the output the values add up to
+    output = getattr(explainer.estimator_, expected, None)
+    if output is not None:
+        output = output(X[:3])
+        output = output[:, 1] if output.ndim == 2 else output
+        np.testing.assert_allclose(explainer.explain(X[:3]).predictions, output, rtol=1e-9)
+
+
+def test_a_callable_response_method_is_recorded_as_given(rng):
+    def margin(model, X):
+        return model.decision_function(X)
+
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    explainer = ShapleyExplainer(LogisticRegression(), response_method=margin,
+                                 background=10).fit(X, y)
+    assert explainer.response_method_ is margin
+
+
+def test_an_unknown_method_is_refused_with_every_method(diabetes):
+    from skshapley.approximators import METHOD_RECORDS
+
+    X, y = diabetes
+    with pytest.raises(ValueError, match=r"'method' parameter of ShapleyExplainer must be "
+                                         r"one of \['auto', 'tree', 'linear', 'exact'") as info:
+        ShapleyExplainer(Ridge(), method="shapley").fit(X.values, y)
+    for method in METHOD_RECORDS:
+        assert repr(method) in str(info.value)
+    assert "got 'shapley'" in str(info.value)
+
+
+def test_n_jobs_0_is_refused_at_fit(diabetes):
+    X, y = diabetes
+    with pytest.raises(ValueError, match=r"'n_jobs' parameter of ShapleyExplainer must be a "
+                                         r"non-zero int .* got 0"):
+        ShapleyExplainer(Ridge(), n_jobs=0).fit(X.values, y)
 
 
 def test_pandas_in_and_out(diabetes):
@@ -214,8 +289,6 @@ def test_fit_rejects_bad_settings(diabetes, rng):
         ShapleyExplainer(Ridge(), method="tree").fit(X.values, y)
     with pytest.raises(ValueError, match="tree_path_dependent"):
         ShapleyExplainer(Ridge(), feature_perturbation="tree_path_dependent").fit(X.values, y)
-    with pytest.raises(ValueError, match=r"must be one of \['auto', 'exact', 'permutation'"):
-        ShapleyExplainer(Ridge(), method="shapley").fit(X.values, y)
     with pytest.raises(ValueError, match=r"max_evals=100 is too small for method='exact'"):
         ShapleyExplainer(Ridge(), method="exact", max_evals=100).fit(X.values, y)
     with pytest.raises(ValueError,

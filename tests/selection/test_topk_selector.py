@@ -32,10 +32,10 @@ def linear_data(rng):
 def test_refit_with_tree_model_matches_exact_game(linear_data):
     X, y = linear_data
     model = DecisionTreeRegressor(max_depth=4, random_state=0)
-    selector = TopKShapleySelector(model, k=2, max_evals=600, epsilon=0.01,
+    selector = TopKShapleySelector(model, importance="refit", k=2, max_evals=600, epsilon=0.01,
                                    random_state=0).fit(X, y)
     # The same split and model seed: the exact values of the same game.
-    exact = TopKShapleySelector(model, k=2, method="exact", max_evals=1024,
+    exact = TopKShapleySelector(model, importance="refit", k=2, method="exact", max_evals=1024,
                                 random_state=0).fit(X, y)
     assert np.flatnonzero(selector.support_).tolist() == [0, 2]
     np.testing.assert_array_equal(selector.support_, exact.support_)
@@ -49,11 +49,13 @@ def test_refit_with_tree_model_matches_exact_game(linear_data):
 
 def test_linear_models_use_lsspa_with_the_same_ranking_as_refits(linear_data):
     X, y = linear_data
-    fast = TopKShapleySelector(LinearRegression(), k=3, random_state=0).fit(X, y)
+    fast = TopKShapleySelector(LinearRegression(), importance="refit",
+                               k=3, random_state=0).fit(X, y)
     # A Pipeline is not LinearRegression itself, so it takes the refit path (exact for
     # max_evals >= 2^10): the same split and game up to the R² baseline (LS-SPA uses the
     # training mean, r2_score the validation mean), hence proportional values.
-    slow = TopKShapleySelector(make_pipeline(LinearRegression()), k=3, method="exact",
+    slow = TopKShapleySelector(make_pipeline(LinearRegression()), importance="refit",
+                               k=3, method="exact",
                                max_evals=1024, random_state=0).fit(X, y)
     assert fast.method_ == "lsspa_exact" and slow.method_ == "exact"
     np.testing.assert_array_equal(fast.support_, slow.support_)
@@ -112,7 +114,8 @@ def test_refit_fits_are_the_same_for_any_n_jobs(linear_data):
 def test_classifier_refit_game(rng):
     X = rng.normal(size=(300, 5))
     y = (X[:, 1] + 0.8 * X[:, 3] > 0).astype(int)
-    selector = TopKShapleySelector(DecisionTreeClassifier(max_depth=3, random_state=0), k=2,
+    selector = TopKShapleySelector(DecisionTreeClassifier(max_depth=3, random_state=0),
+                                   importance="refit", k=2,
                                    method="exact", max_evals=32, random_state=0).fit(X, y)
     assert np.flatnonzero(selector.support_).tolist() == [1, 3]
     assert selector.converged_ and selector.n_evaluations_ == 32
@@ -133,16 +136,18 @@ def test_bad_input_gives_clear_errors_and_keeps_fitted_state(linear_data):
         raise RuntimeError("boom")
 
     with pytest.raises(ValueError, match="'scoring' parameter"):
-        TopKShapleySelector(DecisionTreeRegressor(), k=2, scoring=broken).fit(X, y)
+        TopKShapleySelector(DecisionTreeRegressor(), importance="refit",
+                            k=2, scoring=broken).fit(X, y)
     with pytest.raises(ValueError, match="'scoring' parameter"):
         selector.set_params(scoring=broken, importance="performance").fit(X, y)
     # The failed fits left the first fit's state.
     np.testing.assert_array_equal(selector.shapley_values_, before)
     assert selector.k_ == 2
     with pytest.raises(ValueError, match="prefit=True needs"):
-        TopKShapleySelector(LinearRegression().fit(X, y), k=2, prefit=True).fit(X, y)
+        TopKShapleySelector(LinearRegression().fit(X, y), importance="refit",
+                            k=2, prefit=True).fit(X, y)
     with pytest.raises(ValueError, match="too small for method='exact'"):
-        TopKShapleySelector(DecisionTreeRegressor(), k=2, method="exact",
+        TopKShapleySelector(DecisionTreeRegressor(), importance="refit", k=2, method="exact",
                             max_evals=100).fit(X, y)
     with pytest.raises(ValueError, match="'importance' parameter"):
         TopKShapleySelector(LinearRegression(), importance="gain").fit(X, y)
@@ -162,14 +167,16 @@ def test_budget_inside_the_warm_up_warns(linear_data):
 
     X, y = linear_data
     with pytest.warns(BudgetWarning, match="within the warm-up"):
-        TopKShapleySelector(DecisionTreeRegressor(max_depth=2), k=2, max_evals=200,
+        TopKShapleySelector(DecisionTreeRegressor(max_depth=2), importance="refit",
+                            k=2, max_evals=200,
                             random_state=0).fit(X, y)
 
 
 def test_regression_method_at_a_fixed_budget(linear_data):
     X, y = linear_data
     model = DecisionTreeRegressor(max_depth=4, random_state=0)
-    selector = TopKShapleySelector(model, k=2, method="regression", max_evals=300,
+    selector = TopKShapleySelector(model, importance="refit",
+                                   k=2, method="regression", max_evals=300,
                                    random_state=0).fit(X, y)
     assert np.flatnonzero(selector.support_).tolist() == [0, 2]
     assert selector.method_ == "regression" and selector.n_evaluations_ <= 300
@@ -317,7 +324,7 @@ def test_fit_params_that_cannot_be_used_raise(linear_data):
     weights = np.ones(len(y))
     with pytest.raises(ValueError, match=r"fit params \['sample_weight'\] cannot be used "
                                          r"with importance='refit' and Ridge: .*LS-SPA"):
-        TopKShapleySelector(Ridge(), k=2).fit(X, y, sample_weight=weights)
+        TopKShapleySelector(Ridge(), importance="refit", k=2).fit(X, y, sample_weight=weights)
     with pytest.raises(ValueError, match=r"not used with prefit=True"):
         TopKShapleySelector(Ridge().fit(X, y), k=2, importance="performance",
                             prefit=True).fit(X, y, sample_weight=weights)
@@ -371,7 +378,8 @@ def test_refit_with_columns_selected_by_name_says_refits_drop_columns(rng):
                                          r"of the columns, and Pipeline could not be fitted "
                                          r"on the columns \[.*\] alone .*any subset.*"
                                          r"importance='performance' or 'mean_abs_shap'") as err:
-        TopKShapleySelector(by_name, k=1, max_evals=8, random_state=0).fit(frame, y)
+        TopKShapleySelector(by_name, importance="refit",
+                            k=1, max_evals=8, random_state=0).fit(frame, y)
     assert isinstance(err.value.__cause__, ValueError)
     assert "not columns of the dataframe" in str(err.value.__cause__)
     # the other importances fit it once on all columns
@@ -394,8 +402,9 @@ def test_polars_and_pyarrow_frames_are_ranked_as_pandas(linear_data, container):
         pa = pytest.importorskip("pyarrow")
         converted = pa.Table.from_pandas(frame, preserve_index=False)
     model = DecisionTreeRegressor(max_depth=4, random_state=0)
-    selector = TopKShapleySelector(model, k=2, max_evals=600, random_state=0)
-    reference = TopKShapleySelector(model, k=2, max_evals=600, random_state=0).fit(frame, y)
+    selector = TopKShapleySelector(model, importance="refit", k=2, max_evals=600, random_state=0)
+    reference = TopKShapleySelector(model, importance="refit",
+                                    k=2, max_evals=600, random_state=0).fit(frame, y)
     selector.fit(converted, y)
     assert selector.feature_names_in_.tolist() == list(frame.columns)
     assert selector.estimator_.feature_names_in_.tolist() == list(frame.columns)
@@ -435,3 +444,93 @@ def test_bools_are_refused_where_an_int_is_expected(linear_data, params, match):
     X, y = linear_data
     with pytest.raises(ValueError, match=match):
         TopKShapleySelector(LinearRegression(), **{"k": 2, **params}).fit(X, y)
+
+
+# -- importance="auto" and the certificate (issue 29) ------------------------------------
+
+
+class _SlowRegressor(DecisionTreeRegressor):
+    """A tree whose fit takes at least ``pause`` seconds and counts its fits."""
+
+    fits = 0
+
+    def __init__(self, pause=0.01, max_depth=2, random_state=None):
+        super().__init__(max_depth=max_depth, random_state=random_state)
+        self.pause = pause
+
+    def fit(self, X, y, **fit_params):
+        import time
+
+        type(self).fits += 1
+        time.sleep(self.pause)
+        return super().fit(X, y, **fit_params)
+
+    def predict(self, X):  # not a tree to the explainer: only refits can rank it
+        return super().predict(X) + 0.0 * np.asarray(X, dtype=float)[:, 0] ** 2
+
+
+def test_auto_importance_plays_the_cheapest_exact_game(linear_data):
+    X, y = linear_data
+    from sklearn.ensemble import RandomForestRegressor
+
+    linear = TopKShapleySelector(LinearRegression(), k=3, random_state=0).fit(X, y)
+    assert (linear.importance_, linear.method_) == ("refit", "lsspa_exact")
+    forest = TopKShapleySelector(RandomForestRegressor(n_estimators=20, random_state=0),
+                                 k=3, random_state=0).fit(X, y)
+    # TreeSHAP reads the forest: no refits and no sampled evaluations
+    assert (forest.importance_, forest.method_, forest.n_evaluations_) == \
+        ("mean_abs_shap", "mean_abs_shap", 0)
+    assert sorted(np.flatnonzero(forest.get_support())) == [0, 2, 5]
+    labels = (X[:, 0] + 0.5 * X[:, 2] > 0).astype(int)
+    logistic = TopKShapleySelector(LogisticRegression(), k=2, random_state=0).fit(X, labels)
+    assert (logistic.importance_, logistic.n_evaluations_) == ("mean_abs_shap", 0)
+    assert sorted(np.flatnonzero(logistic.get_support())) == [0, 2]
+
+
+def test_auto_importance_cuts_refits_to_the_time_allowed(linear_data, monkeypatch):
+    import skshapley.selection._topk as topk
+
+    X, y = linear_data
+    X = X[:, :6]
+    monkeypatch.setattr(topk, "AUTO_REFIT_SECONDS", 0.3)
+    _SlowRegressor.fits = 0
+    with pytest.warns(Warning):  # uncertified at so small a budget
+        selector = TopKShapleySelector(_SlowRegressor(pause=0.01), k=2,
+                                       random_state=0).fit(X, y)
+    assert selector.importance_ == "refit"
+    # 0.3 s of fits of at least 0.01 s each: at most 30, and never below 2 (d + 1)
+    assert 2 * 7 <= selector.max_evals_ <= 30
+    assert selector.n_evaluations_ <= selector.max_evals_
+    # the refits (cached coalitions are not refit) and the fit on the training split
+    assert _SlowRegressor.fits <= selector.max_evals_ + 1
+
+
+def test_an_uncertified_selection_warns_and_a_certified_one_does_not(linear_data):
+    import warnings
+
+    from skshapley.exceptions import ConvergenceWarning
+
+    X, y = linear_data
+    model = DecisionTreeRegressor(max_depth=3, random_state=0)
+    with pytest.warns(ConvergenceWarning, match="not certified"):
+        loose = TopKShapleySelector(model, importance="refit", k=2, method="cmcs",
+                                    max_evals=60, random_state=0).fit(X, y)
+    assert not loose.converged_
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        exact = TopKShapleySelector(LinearRegression(), k=2, random_state=0).fit(X, y)
+    assert exact.converged_
+
+
+def test_a_grid_search_over_k_refits_nothing_for_a_linear_classifier():
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = load_breast_cancer(return_X_y=True)
+    pipe = Pipeline([("scale", StandardScaler()),
+                     ("select", TopKShapleySelector(LogisticRegression(), random_state=0)),
+                     ("model", LogisticRegression())])
+    search = GridSearchCV(pipe, {"select__k": [2, 4, 6, 8, 10]}, cv=3).fit(X, y)
+    chosen = search.best_estimator_["select"]
+    assert (chosen.importance_, chosen.n_evaluations_) == ("mean_abs_shap", 0)
+    assert search.best_score_ > 0.93
