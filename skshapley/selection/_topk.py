@@ -12,7 +12,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.feature_selection import SelectorMixin
 from sklearn.linear_model import LinearRegression, Ridge
-from sklearn.model_selection import train_test_split
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import check_cv, train_test_split
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, check_X_y
 from tqdm.auto import tqdm
@@ -37,11 +38,12 @@ from skshapley.utils._validation import as_pandas_frame, finite_policy, takes_mi
 
 IMPORTANCES = ("auto", "refit", "performance", "mean_abs_shap")
 # importance="auto" with a model that only sampling can explain refits it on column
-# subsets within about this many seconds of fits (the budget is cut to SECONDS / the time
-# of the training-split fit): a grid search fits the selector once per candidate and
-# fold, so an unbounded default made a 5 x 3 grid over an SVC on breast_cancer take
-# half an hour. The warm-up of CMCS@K needs 30 (d + 1) evaluations to certify anything;
-# below it the fit warns.
+# subsets within about this many seconds (the budget is cut to SECONDS / the time of the
+# training-split fit and its validation score): a grid search fits the selector once
+# per candidate and fold, and the previous default (1,860 refits at 30 columns) took
+# 200 s per fit of a LogisticRegression on breast_cancer
+# (benchmarks/results/topk_cost.md). The warm-up of CMCS@K needs 30 (d + 1)
+# evaluations to certify anything; a fit that ends uncertified warns.
 AUTO_REFIT_SECONDS = 5.0
 SELECTOR_METHODS = ("cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k", "regression",
                     "exact")
@@ -109,6 +111,31 @@ class _ProgressGame(Game):
         return values
 
 
+class _FoldAverage(Game):
+    """The mean of one game per cross-validation fold (Shapley values are linear in the
+    game, so its values are the mean of the folds' values)."""
+
+    def __init__(self, games):
+        super().__init__(games[0].n_players)
+        self.games = games
+
+    def _values(self, coalitions):
+        return np.mean([game.values(coalitions) for game in self.games], axis=0)
+
+
+def _pooled(values, std_errors):
+    """Mean over folds of per-fold values (F, d) and a standard error that counts the
+    folds' spread (the error of the split) and their own errors: sqrt(between^2 +
+    within^2), conservative as CV folds are not independent."""
+    values, std_errors = np.asarray(values), np.asarray(std_errors)
+    n_folds = values.shape[0]
+    within = np.sqrt(np.sum(std_errors**2, axis=0)) / n_folds
+    if n_folds == 1:
+        return values[0], within
+    between = values.std(axis=0, ddof=1) / np.sqrt(n_folds)
+    return values.mean(axis=0), np.sqrt(between**2 + within**2)
+
+
 def _lsspa_applies(estimator, importance, scoring):
     # Exactly these classes: a subclass may fit something else (LS-SPA covers only them).
     if importance != "refit" or type(estimator) not in (LinearRegression, Ridge):
@@ -146,7 +173,7 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
         (linear models, tree ensembles and Pipelines ending in them: no model calls
         beyond predictions); otherwise "refit" with ``max_evals="auto"`` cut to about
         5 s of refits (``AUTO_REFIT_SECONDS``, from the time of the fit on the training
-        split), or "performance" with ``prefit``. ``importance_`` says which ran.
+        split and its score), or "performance" with ``prefit``. ``importance_`` says which ran.
         "refit": validation score of a clone refit on the coalition's columns, v(∅) the
         score of a constant prediction; LinearRegression and Ridge use LS-SPA
         (exact up to 20 features) instead of refits. "performance": validation score
@@ -180,6 +207,13 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
         Fraction of the rows held out to score on (stratified for classifiers when every
         class has two rows); ``ceil(validation_size * n_samples)`` rows, which must leave
         at least 2 rows in each split.
+    cv : None, int, cross-validation generator or iterable, default=None
+        None: one validation split of ``validation_size``. Otherwise the folds of
+        :func:`sklearn.model_selection.check_cv` (stratified for classifiers, as in
+        ``RFECV``): the game is the mean of the folds' games, each scored on its held-out
+        rows, so the choice does not rest on one split; with LS-SPA and
+        "mean_abs_shap" the standard errors count the folds' spread too (for sampled
+        games, the sampling error of the mean game). Costs one game per fold.
     prefit : bool, default=False
         ``estimator`` is already fitted ("performance" and "mean_abs_shap" only; an
         unfitted one raises ``NotFittedError``); all of X is then used for validation.
@@ -219,7 +253,8 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
     max_evals_ : int
         The budget used.
     estimator_ : estimator
-        The model fitted on the training split (or ``estimator`` itself with ``prefit``).
+        The model fitted on the training split (on all rows with ``cv``; ``estimator``
+        itself with ``prefit``).
     result_ : TopKResult or None
         The top-k run behind the selection (None for LS-SPA and "mean_abs_shap").
     n_features_in_ : int
@@ -266,6 +301,7 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
         "scoring": [str, callable, None],
         "background": [Interval(Integral, 1, None, closed="left")],
         "validation_size": [Interval(Real, 0, 1, closed="neither")],
+        "cv": ["cv_object", None],
         "prefit": ["boolean"],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
@@ -274,8 +310,8 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
 
     def __init__(self, estimator, *, k=10, importance="auto", method="cmcs_at_k",
                  max_evals="auto", delta=0.01, epsilon=5e-4, scoring=None, background=100,
-                 validation_size=0.25, prefit=False, n_jobs=None, random_state=None,
-                 progress=False):
+                 validation_size=0.25, cv=None, prefit=False, n_jobs=None,
+                 random_state=None, progress=False):
         self.estimator = estimator
         self.k = k
         self.importance = importance
@@ -286,6 +322,7 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
         self.scoring = scoring
         self.background = background
         self.validation_size = validation_size
+        self.cv = cv
         self.prefit = prefit
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -396,7 +433,11 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
                 f"{type(self).__name__} holds out a validation split and needs at least "
                 f"{_MIN_SAMPLES} samples; got n_samples={n_samples}."
             )
-        if not self.prefit:
+        if self.prefit and self.cv is not None:
+            raise ValueError(
+                f"cv={self.cv!r} needs prefit=False: the folds fit the estimator on their "
+                "training rows; a prefit estimator is scored on all of X.")
+        if not self.prefit and self.cv is None:
             self._check_validation_size(n_samples)
         max_evals = (default_max_evals(n_features) if self.max_evals == "auto"
                      else int(self.max_evals))
@@ -413,13 +454,23 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
         X_model = X if hasattr(X, "iloc") else X_checked
         y_model = y_checked
         if self.prefit:
-            train = valid = np.arange(n_samples)
+            splits = [(np.arange(n_samples), np.arange(n_samples))]
+        elif self.cv is None:
+            splits = [self._split(np.arange(n_samples), y_model, split_seed)]
         else:
-            train, valid = self._split(np.arange(n_samples), y_model, split_seed)
-        X_train, X_valid = _rows(X_model, train), _rows(X_model, valid)
-        y_train, y_valid = y_model[train], y_model[valid]
+            folds = check_cv(self.cv, y_model, classifier=is_classifier(self.estimator))
+            splits = list(folds.split(X_checked, y_model))
+        all_fit_params = fit_params
+        train = splits[0][0]
+        X_train, y_train = _rows(X_model, train), y_model[train]
         # every fit is on the training rows, so per-row fit params (sample_weight) are too
-        fit_params = check_method_params(X_checked, fit_params, indices=train)
+        fit_params = check_method_params(X_checked, all_fit_params, indices=train)
+
+        def fold(index):
+            """Rows, targets and fit params of fold ``index``: (train, valid) parts."""
+            tr, va = splits[index]
+            return (_rows(X_model, tr), _rows(X_model, va), y_model[tr], y_model[va],
+                    check_method_params(X_checked, all_fit_params, indices=tr), tr, va)
 
         self.k_ = k
         self.result_ = None
@@ -434,7 +485,10 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
                 fitted = (estimator if self.prefit
                           else _fit_on_frame(clone(estimator), codec, X_train, y_train,
                                              **fit_params))
-                fit_seconds = time.perf_counter() - start
+                if not self.prefit:  # one game evaluation: a fit and a validation score
+                    check_scoring(fitted, scoring=self.scoring)(
+                        fitted, _rows(X_model, splits[0][1]), y_model[splits[0][1]])
+                evaluation_seconds = time.perf_counter() - start
                 self._check_missing_values(fitted, X_checked, codec)
                 try:
                     explainer = self._explainer(fitted, X_train, sampling_seed)
@@ -447,19 +501,28 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
                 else:
                     importance, explainer = "refit", None
                     if self.max_evals == "auto":
-                        affordable = int(AUTO_REFIT_SECONDS / max(fit_seconds, 1e-6))
+                        affordable = int(AUTO_REFIT_SECONDS
+                                         / max(evaluation_seconds, 1e-6))
                         max_evals = max(2 * (n_features + 1), min(max_evals, affordable))
                         method = self._method_for(max_evals, n_features)
         self.importance_ = importance
         self.max_evals_ = max_evals
         if importance == "mean_abs_shap":
-            if explainer is None:
-                if not self.prefit:
-                    estimator = _fit_on_frame(estimator, codec, X_train, y_train,
-                                              **fit_params)
-                self._check_missing_values(estimator, X_checked, codec)
-                explainer = self._explainer(estimator, X_train, sampling_seed)
-            self._fit_mean_abs_shap(explainer, X_valid)
+            results = []
+            for index in range(len(splits)):
+                X_tr, X_va, y_tr, _, params, _, _ = fold(index)
+                if index > 0 or explainer is None:
+                    model = estimator if self.prefit else _fit_on_frame(
+                        clone(estimator), codec, X_tr, y_tr, **params)
+                    self._check_missing_values(model, X_checked, codec)
+                    explainer = self._explainer(model, X_tr, sampling_seed)
+                if index == 0:
+                    self.estimator_ = explainer.estimator  # fitted
+                results.append(self._mean_abs_shap(explainer, X_va))
+            values, std = _pooled([r[0] for r in results], [r[1] for r in results])
+            half = self._z(values.shape[0]) * std
+            self._store(values, std, np.column_stack([values - half, values + half]),
+                        sum(r[2] for r in results), None, "mean_abs_shap")
         elif codec is None and _lsspa_applies(estimator, importance, self.scoring):
             if fit_params:
                 raise ValueError(
@@ -470,33 +533,53 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
                     "make_pipeline(Ridge()) with ridge__sample_weight), or use "
                     "importance='performance' or 'mean_abs_shap'.")
             self.estimator_ = estimator.fit(X_train, y_train)
-            self._fit_lsspa(estimator, X_train, y_train, X_valid, y_valid, sampling_seed)
+            results = [self._lsspa(estimator, *fold(index)[:4], sampling_seed)
+                       for index in range(len(splits))]
+            values, std = _pooled([r.attribution for r in results],
+                                  [r.std_errors for r in results])
+            half = self._z(values.shape[0]) * std
+            p = values.shape[0]
+            self._store(values, std, np.column_stack([values - half, values + half]),
+                        sum(2**p if r.method == "exact" else r.n_samples * p
+                            for r in results),
+                        None, f"lsspa_{results[0].method}")
         else:
             if importance == "refit":
                 self.estimator_ = fitted if fitted is not None else _fit_on_frame(
                     clone(estimator), codec, X_train, y_train, **fit_params)
                 self._check_missing_values(self.estimator_, X_checked, codec)
-                game = RefitGame(estimator, X_train, y_train, X_valid, y_valid,
-                                 scoring=self.scoring, n_jobs=self.n_jobs,
-                                 fit_params=fit_params)
+                games = []
+                for index in range(len(splits)):
+                    X_tr, X_va, y_tr, y_va, params, _, _ = fold(index)
+                    games.append(RefitGame(estimator, X_tr, y_tr, X_va, y_va,
+                                           scoring=self.scoring, n_jobs=self.n_jobs,
+                                           fit_params=params))
             else:
                 self.estimator_ = (fitted if fitted is not None
                                    else estimator if self.prefit
                                    else _fit_on_frame(estimator, codec, X_train, y_train,
                                                       **fit_params))
                 self._check_missing_values(self.estimator_, X_checked, codec)
-                # masked rows are mixed as numbers (codes for non-numeric columns), and the
-                # model is called on what they stand for
-                background = X_checked[train]
-                if background.shape[0] > self.background:
-                    rows = np.sort(np.random.RandomState(split_seed).choice(
-                        background.shape[0], self.background, replace=False))
-                    background = background[rows]
-                game = PerformanceGame(
-                    self.estimator_, X_checked[valid], y_valid, background,
-                    scoring=self.scoring,
-                    decode=model_rows(getattr(self, "feature_names_in_", None), codec))
+                games = []
+                for index in range(len(splits)):
+                    X_tr, _, y_tr, y_va, params, tr, va = fold(index)
+                    model = self.estimator_ if index == 0 else _fit_on_frame(
+                        clone(estimator), codec, X_tr, y_tr, **params)
+                    # masked rows are mixed as numbers (codes for non-numeric columns),
+                    # and the model is called on what they stand for
+                    background = X_checked[tr]
+                    if background.shape[0] > self.background:
+                        rows = np.sort(np.random.RandomState(split_seed).choice(
+                            background.shape[0], self.background, replace=False))
+                        background = background[rows]
+                    games.append(PerformanceGame(
+                        model, X_checked[va], y_va, background, scoring=self.scoring,
+                        decode=model_rows(getattr(self, "feature_names_in_", None), codec)))
+            game = games[0] if len(games) == 1 else _FoldAverage(games)
             self._fit_game(game, k, method, max_evals, sampling_seed)
+        if self.cv is not None:  # the model kept is fitted on every row, as RFECV's
+            self.estimator_ = _fit_on_frame(clone(estimator), codec, X_model, y_model,
+                                            **all_fit_params)
         self._set_selection()
         if not self.converged_:
             warnings.warn(
@@ -589,23 +672,18 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
                     result.n_evaluations, result.pac_satisfied, result.method)
         self.result_ = result
 
-    def _fit_lsspa(self, estimator, X_train, y_train, X_valid, y_valid, seed):
+    def _lsspa(self, estimator, X_train, X_valid, y_train, y_valid, seed):
+        """LS-SPA values of one split (exact up to ``_LSSPA_EXACT_MAX`` features)."""
         params = estimator.get_params()
         p = np.shape(X_train)[1]
-        result = lsspa(np.asarray(X_train, dtype=np.float64),
-                       np.asarray(X_valid, dtype=np.float64),
-                       np.asarray(y_train, dtype=np.float64),
-                       np.asarray(y_valid, dtype=np.float64),
-                       alpha=float(params.get("alpha", 0.0)),
-                       center=bool(params.get("fit_intercept", True)),
-                       method="exact" if p <= _LSSPA_EXACT_MAX else "permutation",
-                       random_state=seed)
-        z = self._z(p)
-        half = z * result.std_errors
-        intervals = np.column_stack([result.attribution - half, result.attribution + half])
-        evaluations = 2**p if result.method == "exact" else result.n_samples * p
-        self._store(result.attribution, result.std_errors, intervals, evaluations,
-                    None, f"lsspa_{result.method}")
+        return lsspa(np.asarray(X_train, dtype=np.float64),
+                     np.asarray(X_valid, dtype=np.float64),
+                     np.asarray(y_train, dtype=np.float64),
+                     np.asarray(y_valid, dtype=np.float64),
+                     alpha=float(params.get("alpha", 0.0)),
+                     center=bool(params.get("fit_intercept", True)),
+                     method="exact" if p <= _LSSPA_EXACT_MAX else "permutation",
+                     random_state=seed)
 
     def _explainer(self, estimator, X_train, seed):
         """A ShapleyExplainer of the fitted ``estimator`` on training background rows."""
@@ -615,8 +693,9 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
                                      progress=self.progress)
         return explainer.fit(X_train)
 
-    def _fit_mean_abs_shap(self, explainer, X_valid):
-        self.estimator_ = explainer.estimator  # fitted
+    def _mean_abs_shap(self, explainer, X_valid):
+        """(mean |phi| per feature, its standard error, evaluations) over up to
+        ``_SHAP_ROWS`` validation rows."""
         rows = X_valid.iloc[:_SHAP_ROWS] if hasattr(X_valid, "iloc") else X_valid[:_SHAP_ROWS]
         explanation = explainer.explain(rows)
         magnitudes = np.abs(np.asarray(explanation.values, dtype=np.float64))
@@ -627,9 +706,7 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
         # The spread over the explained rows (the sampling of rows dominates the error).
         std = (magnitudes.std(axis=0, ddof=1) / np.sqrt(n_rows) if n_rows > 1
                else np.full_like(values, np.inf))
-        half = self._z(values.shape[0]) * std
-        self._store(values, std, np.column_stack([values - half, values + half]),
-                    int(np.sum(explanation.n_evaluations)), None, "mean_abs_shap")
+        return values, std, int(np.sum(explanation.n_evaluations))
 
     def _z(self, n_features):
         return bonferroni_z(self.delta, n_features)
