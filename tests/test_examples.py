@@ -17,8 +17,9 @@ import pytest  # noqa: E402
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
 # Measured with sphinx-gallery on 2 shared cores: 1.2 s and 2.2 s; the others take 3-8 s
-# (tree interactions up to ~50 s when the machine is busy).
-FAST = ["plot_pipeline_categorical.py", "plot_lsspa_linear.py"]
+# (tree interactions up to ~50 s when the machine is busy). The top-k selector's example
+# (2.5 s here at a load of 10 on 2 cores) runs by default since it once took 95-145 s.
+FAST = ["plot_pipeline_categorical.py", "plot_lsspa_linear.py", "plot_topk_selector.py"]
 ALL = sorted(path.name for path in EXAMPLES.glob("plot_*.py"))
 
 

@@ -37,10 +37,13 @@ def test_the_two_setup_commands_are_those_ci_runs():
 def test_readme_explainer_example_runs():
     namespace = _run(BLOCKS[0])
     explanation, explainer = namespace["explanation"], namespace["explainer"]
-    assert explanation.values.shape == (5, 10)
-    # 2^10 coalitions fit the default budget: exact values, no error bars.
-    assert explanation.method == "exact" and not explanation.std_errors.any()
-    model_output = explainer.estimator_.predict(namespace["X"].iloc[:5])
+    assert explanation.values.shape == (3, 30)
+    # 2^30 coalitions do not fit the default budget: estimated, every value with a real
+    # error bar, and still adding up to the explained output.
+    assert explainer.response_method_ == "decision_function"
+    assert explanation.method != "exact" and (explanation.std_errors > 0).all()
+    assert (explanation.error_bars() > explanation.std_errors).all()
+    model_output = explainer.estimator_.decision_function(namespace["X"].iloc[:3])
     np.testing.assert_allclose(explanation.predictions, model_output, rtol=1e-9)
 
 

@@ -593,9 +593,15 @@ class Explanation:
         # shap names the one feature of a selection that dropped the feature axis
         feature_names = (self.feature_names if _FEATURES in self._axes
                          else self.feature_names[0])
+        # Likewise its one output's name (a binary classifier's "log-odds(1)"): shap reads
+        # a list of output names as an outputs axis to slice, and then left the base
+        # values of converted[0] unsliced (shap.plots.waterfall failed on them).
+        output_names = self.output_names
+        if output_names is not None and _OUTPUTS not in self._axes:
+            output_names = output_names[0]
         return shap.Explanation(
             values=self.values, base_values=self.base_values, data=self.data,
-            feature_names=feature_names, output_names=self.output_names,
+            feature_names=feature_names, output_names=output_names,
             lower_bounds=lower, upper_bounds=upper, display_data=self.display_data,
             main_effects=main_effects,
         )

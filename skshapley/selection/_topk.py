@@ -582,12 +582,17 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
                                             **all_fit_params)
         self._set_selection()
         if not self.converged_:
+            if importance == "mean_abs_shap":
+                source, remedy = ("over the explained validation rows", "epsilon, or use "
+                                  "cv= to average more rows,")
+            else:
+                source = f"of {self.n_evaluations_} evaluations, method_={self.method_!r}"
+                remedy = "max_evals or epsilon"
             warnings.warn(
                 f"The top {k} features are not certified: the intervals of the features "
                 f"at the cut overlap by more than epsilon={self.epsilon} at "
-                f"delta={self.delta} (PAC rule, importance={importance!r}, "
-                f"method_={self.method_!r}, {self.n_evaluations_} evaluations). The "
-                "selection is the best estimate; increase max_evals or epsilon to "
+                f"delta={self.delta} (PAC rule, importance={importance!r}, intervals "
+                f"{source}). The selection is the best estimate; increase {remedy} to "
                 "certify it.", ConvergenceWarning, stacklevel=4)
         return self
 

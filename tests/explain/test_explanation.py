@@ -308,3 +308,14 @@ def test_to_shap_passes_the_interactions_diagonal_as_main_effects(rng, monkeypat
     # main_effects[i, j, o] = interactions[i, j, j, o]
     np.testing.assert_array_equal(e.to_shap(), np.einsum("ijjo->ijo", interactions))
     assert _explanation().to_shap() is None
+
+
+def test_to_shap_of_one_named_output_slices_rows_as_shap_does():
+    # A binary classifier's one output, named: shap read a list of names as an outputs
+    # axis and left converted[0].base_values (n,), so shap.plots.waterfall failed.
+    pytest.importorskip("shap")
+    e = Explanation(np.array([[1.0, -2.0], [3.0, 0.0]]), np.array([0.5, 0.25]),
+                    np.zeros((2, 2)), ["age", "bmi"], output_names=["log-odds(1)"])
+    row = e.to_shap()[1]
+    assert float(row.base_values) == 0.25
+    np.testing.assert_array_equal(row.values, [3.0, 0.0])
