@@ -389,8 +389,12 @@ def _print_table(out, source, n_rows, columns, transformer, probabilities, estim
     shown = [k for k, p in enumerate(probabilities) if p in (0.01, 0.5, 0.99)]
     if not shown:
         shown = list(range(min(3, len(probabilities))))
-    print(f"data: {source}   rows: {n_rows}   columns: {len(columns)}   "
-          f"moments per column: {transformer.n_moments}", file=out)
+    if getattr(transformer, "sketch_used_", "moments") == "moments":
+        summary = f"moments per column: {transformer.n_moments}"
+    else:
+        summary = f"sketch: CDF, at most {transformer.n_knots} knots per column"
+    print(f"data: {source}   rows: {n_rows}   columns: {len(columns)}   {summary}",
+          file=out)
     width = max(len("column"), *(len(str(c)) for c in columns))
     heads = "".join(f"  {'q(' + format(probabilities[k], 'g') + ')':>11}" for k in shown)
     print(f"{'column':<{width}}  {'method':<6}{heads}  {'max |F_sketch - F_data|':>23}",

@@ -1,7 +1,8 @@
-"""Mergeable moment sketches of columns and their density solvers (after Mitchell, Frank &
-Holmes 2021 and Gan et al. 2018)."""
+"""Mergeable sketches of columns: moment sketches and their density solvers (after
+Mitchell, Frank & Holmes 2021 and Gan et al. 2018), and piecewise-linear CDF sketches."""
 
+from skshapley.sketch._cdf import CDFSketch
 from skshapley.sketch._moments import MomentSketch
 from skshapley.sketch._solvers import exact_quantiles, maxent, solve_quantiles
 
-__all__ = ["MomentSketch", "exact_quantiles", "maxent", "solve_quantiles"]
+__all__ = ["CDFSketch", "MomentSketch", "exact_quantiles", "maxent", "solve_quantiles"]

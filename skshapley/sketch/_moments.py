@@ -150,6 +150,8 @@ class MomentSketch:
     1000.0
     """
 
+    kind = "moments"
+
     def __init__(self, order=10, n_features=None, *, transform="none", summation="central",
                  exact_threshold=64, small_n=1000, bounds=None, backend=None):
         self.order = _check_int(order, "order", 1, 40)
@@ -313,7 +315,10 @@ class MomentSketch:
     # ------------------------------------------------------------------ merge
     def _check_compatible(self, other):
         if not isinstance(other, MomentSketch):
-            raise TypeError(f"can only merge a MomentSketch, not {type(other).__name__}.")
+            kind = getattr(other, "kind", None)
+            what = type(other).__name__ + (f" (sketch={kind!r})" if kind else "")
+            raise TypeError(f"can only merge a MomentSketch (sketch='moments'), not a "
+                            f"{what}.")
         for name in ("order", "transform", "summation"):
             if getattr(self, name) != getattr(other, name):
                 raise ValueError(f"cannot merge sketches with {name}={getattr(self, name)!r} "

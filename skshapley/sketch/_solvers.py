@@ -385,13 +385,15 @@ def exact_quantiles(table, p, method="linear"):
 
 # ------------------------------------------------------------ main entry
 def solve_quantiles(sketch, j, p, *, solver="maxent", n_grid=1024, tol=1e-9, max_iter=100,
-                    track_atoms=True, use_exact=True, method="linear"):
+                    track_atoms=True, use_exact=True, method="linear", max_order=None):
     """Quantiles of feature ``j`` of ``sketch`` at probabilities ``p``.
 
     Returns ``(q, info)``; ``info`` has ``solver``, ``order``, ``converged`` and
     ``n_iter`` (and, for solved features, ``order_valid``: the order before the first
     invalid Chebyshev moment). ``method`` is the rule of the exact path
-    (:func:`exact_quantiles`). Quantiles are in the original units (``sinh`` undoes ``arcsinh``).
+    (:func:`exact_quantiles`). ``max_order`` solves with the first moments only (the
+    sketch's order when ``None``). Quantiles are in the original units (``sinh`` undoes
+    ``arcsinh``).
     """
     if solver not in SOLVERS:
         raise ValueError(f"solver={solver!r} is invalid: use one of {SOLVERS}.")
@@ -427,6 +429,8 @@ def solve_quantiles(sketch, j, p, *, solver="maxent", n_grid=1024, tol=1e-9, max
         mu = scaled_moments(sketch.weight[j:j + 1], sketch.mean[j:j + 1],
                             sketch.exp2[j:j + 1], sketch.m_hat[j:j + 1],
                             sketch.min[j:j + 1], sketch.max[j:j + 1])[0]
+    if max_order is not None:
+        mu = mu[:max(1, int(max_order)) + 1]
     weight = sketch.weight[j]
     # atoms at min, max and 0, removed from the moments in the scaled domain
     atoms = []
