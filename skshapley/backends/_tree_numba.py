@@ -813,7 +813,9 @@ tree_interventional_shap.__doc__ = "Numba twin of ``_tree_numpy.tree_interventio
 # walk backs up) and the set of background rows sharing them (bit words). The rows
 # following each edge are worked out once per background from the sorted-run index
 # (``_run_index``: a binary search or two and a few word operations, whatever the number
-# of rows), so a state's edge test is one AND per word.
+# of rows), so a state's edge test is one AND per word. Sides are kept per *player*
+# (``player[f]`` of the column f a node tests): the column itself, or its group, so that
+# the columns of a group part once and come from x or z together.
 FROM_X = 1
 FROM_Z = 2
 
@@ -954,11 +956,11 @@ def _close_level(level, trail, side_of, sums, out):
 @register_jitable(error_model="numpy")
 def _walk_tree(x, root, n_rows, n_background, child_ptr, child, feature, edge_ptr,
                edge_lower, edge_upper, missing_branch, missing_mode, value_ptr, value_index,
-               value, edge_rows, side_of, trail, sums, st_node, st_rows, st_counts, st_trail,
-               st_feature, st_side, current, follow, out):
+               value, edge_rows, player, side_of, trail, sums, st_node, st_rows, st_counts,
+               st_trail, st_feature, st_side, current, follow, out):
     """Add one tree's interventional values of row x (over the ``n_rows`` background rows
-    indexed) to ``out`` (n_outputs, n_features); scratch arrays are the caller's (``sums``
-    zero on entry, and again on return)."""
+    indexed) to ``out`` (n_outputs, n_players); scratch arrays are the caller's (``sums``
+    zero on entry, and again on return). ``st_feature`` and ``trail`` hold players."""
     n_words = st_rows.shape[1]
     _all_rows(n_rows, st_rows[0])
     st_node[0] = root
@@ -987,7 +989,8 @@ def _walk_tree(x, root, n_rows, n_background, child_ptr, child, feature, edge_pt
         for w in range(n_words):
             current[w] = st_rows[top, w]
         f = feature[child[c0]]
-        side = side_of[f]
+        p = player[f]
+        side = side_of[p]
         for ci in range(c0, c1):
             c = child[ci]
             if side == FROM_Z:  # each row its own way
@@ -1005,7 +1008,7 @@ def _walk_tree(x, root, n_rows, n_background, child_ptr, child, feature, edge_pt
             some = _rows_following(c, current, edge_rows, follow)
             if not x_follows:  # rows going where x does not: f comes from z below
                 if some:
-                    top = _push(c, follow, n_x, n_z + 1, trail_len, f, FROM_Z, top, st_node,
+                    top = _push(c, follow, n_x, n_z + 1, trail_len, p, FROM_Z, top, st_node,
                                 st_rows, st_counts, st_trail, st_feature, st_side)
                 continue
             if some:  # rows along with x: nothing parts here
@@ -1016,7 +1019,7 @@ def _walk_tree(x, root, n_rows, n_background, child_ptr, child, feature, edge_pt
                 follow[w] = current[w] & ~follow[w]
                 parted |= follow[w] != 0
             if parted:
-                top = _push(c, follow, n_x + 1, n_z, trail_len, f, FROM_X, top, st_node,
+                top = _push(c, follow, n_x + 1, n_z, trail_len, p, FROM_X, top, st_node,
                             st_rows, st_counts, st_trail, st_feature, st_side)
     while trail_len > 0:  # settle the rest; side_of and sums are clean for the next tree
         _close_level(trail_len, trail, side_of, sums, out)
@@ -1060,13 +1063,13 @@ def _background_tree(root, n_rows, child_ptr, child, value_ptr, value_index, val
 # fewer than WALK_ROWS rows).
 def _walk_rows_source(X, tree_root, n_background, n_rows, child_ptr, child, feature, edge_ptr,
                edge_lower, edge_upper, missing_branch, missing_mode, value_ptr, value_index,
-               value, max_depth, max_children, edge_rows, buffers):
+               value, max_depth, max_children, edge_rows, player, buffers):
     """Blocks of trees in parallel, each walking its trees for every row into
     ``buffers[block]``: the blocks are fixed in number, so the sums do not depend on the
     thread count."""
     n_rows_x = X.shape[0]
     n_trees = len(tree_root)
-    n_features = X.shape[1]
+    n_players = buffers.shape[3]
     n_words = edge_rows.shape[1]
     n_blocks = buffers.shape[0]
     n_outputs = buffers.shape[2]
@@ -1074,7 +1077,7 @@ def _walk_rows_source(X, tree_root, n_background, n_rows, child_ptr, child, feat
     capacity = (max_depth + 1) * 2 * max(max_children, 1) + 2
     per_block = (n_trees + n_blocks - 1) // n_blocks
     for block in prange(n_blocks):
-        side_of = np.zeros(n_features, np.int64)
+        side_of = np.zeros(n_players, np.int64)
         trail = np.empty(max_depth + 1, np.int64)
         sums = np.zeros((max_depth + 2, 2, n_outputs))
         st_node = np.empty(capacity, np.int64)
@@ -1089,9 +1092,9 @@ def _walk_rows_source(X, tree_root, n_background, n_rows, child_ptr, child, feat
             for i in range(n_rows_x):
                 _walk_tree(X[i], tree_root[t], n_rows, n_background, child_ptr, child,
                            feature, edge_ptr, edge_lower, edge_upper, missing_branch,
-                           missing_mode, value_ptr, value_index, value, edge_rows, side_of,
-                           trail, sums, st_node, st_rows, st_counts, st_trail, st_feature,
-                           st_side, current, follow, buffers[block, i])
+                           missing_mode, value_ptr, value_index, value, edge_rows, player,
+                           side_of, trail, sums, st_node, st_rows, st_counts, st_trail,
+                           st_feature, st_side, current, follow, buffers[block, i])
 
 
 _walk_rows_parallel = njit(parallel=True, cache=True, error_model="numpy")(_walk_rows_source)
@@ -1216,11 +1219,14 @@ def _prepare_background(background, trees, n_outputs):
 
 def tree_interventional_walk(X, background, tree_root, child_ptr, child, feature, edge_ptr,
                              edge_lower, edge_upper, missing_branch, missing_mode, value_ptr,
-                             value_index, value, max_depth, max_children, out, base):
+                             value_index, value, max_depth, max_children, out, base,
+                             player=None):
     trees = (tree_root, child_ptr, child, feature, edge_ptr, edge_lower, edge_upper,
              missing_branch, missing_mode, value_ptr, value_index, value, int(max_depth),
              int(max_children))
     n_background = background.shape[0]
+    player = (np.arange(X.shape[1], dtype=np.int64) if player is None
+              else np.ascontiguousarray(player, dtype=np.int64))
     prepared = _prepare_background(background, trees, base.shape[0])
     X = np.ascontiguousarray(X, dtype=np.float64)
     n_blocks = max(1, min(len(tree_root), PATH_CHUNKS))
@@ -1229,7 +1235,8 @@ def tree_interventional_walk(X, background, tree_root, child_ptr, child, feature
     # operation per 64 background rows
     with threads_for(X.shape[0] * len(feature) * ((n_background + 63) // 64)):
         for n_rows, edge_rows in prepared.chunks:
-            _walk_rows(X, tree_root, n_background, n_rows, *trees[1:], edge_rows, buffers)
+            _walk_rows(X, tree_root, n_background, n_rows, *trees[1:], edge_rows, player,
+                       buffers)
     for block in range(n_blocks):
         out += buffers[block]
     base += prepared.sums / n_background

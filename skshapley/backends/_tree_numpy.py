@@ -320,7 +320,8 @@ def edges_followed(X, feature, edge_ptr, edge_lower, edge_upper, missing_branch,
 
 def tree_interventional_walk(X, background, tree_root, child_ptr, child, feature, edge_ptr,
                              edge_lower, edge_upper, missing_branch, missing_mode, value_ptr,
-                             value_index, value, max_depth, max_children, out, base):
+                             value_index, value, max_depth, max_children, out, base,
+                             player=None):
     """Interventional TreeSHAP (Lundberg et al. 2020) by walking the trees, added to
     ``out``.
 
@@ -339,11 +340,16 @@ def tree_interventional_walk(X, background, tree_root, child_ptr, child, feature
     background : float64 (n_background, n_features)
     tree_root ... max_children
         The ensemble's trees (``TreeNodes.arrays()``).
-    out : float64 (n_rows, n_outputs, n_features)
+    out : float64 (n_rows, n_outputs, n_players)
         The values are added to it.
     base : float64 (n_outputs,)
         The background's mean output of the trees (without the ensemble's offset) is
         added to it.
+    player : int64 (n_features,), optional
+        The player of each column, for players that are groups of columns: a group's
+        columns part once (the first split where x and z part decides where the whole
+        group comes from below it), which is the game whose players are the groups.
+        None: each column its own player (n_players = n_features).
 
     Returns
     -------
@@ -351,6 +357,7 @@ def tree_interventional_walk(X, background, tree_root, child_ptr, child, feature
     """
     n_background = len(background)
     weights = SHAPLEY_WEIGHTS
+    player = np.arange(X.shape[1]) if player is None else np.asarray(player)
     edges = (feature, edge_ptr, edge_lower, edge_upper, missing_branch, missing_mode)
     followed = edges_followed(background, *edges)  # (n_background, n_nodes)
     everyone = np.ones(n_background, bool)
@@ -366,7 +373,7 @@ def tree_interventional_walk(X, background, tree_root, child_ptr, child, feature
                     stack.append((c, follow))
     for i, x_followed in enumerate(edges_followed(X, *edges)):
         for root in tree_root:
-            stack = [(root, everyone, {})]  # sides: feature -> 1 (from x) or -1 (from z)
+            stack = [(root, everyone, {})]  # sides: player -> 1 (from x) or -1 (from z)
             while stack:
                 node, rows, sides = stack.pop()
                 children = child[child_ptr[node]:child_ptr[node + 1]]
@@ -381,7 +388,7 @@ def tree_interventional_walk(X, background, tree_root, child_ptr, child, feature
                             amount = plus if side > 0 else -minus
                             out[i, value_index[k], f] += value[k] * share * amount
                 for c in children:
-                    f = feature[c]
+                    f = player[feature[c]]
                     side = sides.get(f, 0)
                     x_follows = x_followed[c]
                     follow = rows & followed[:, c]

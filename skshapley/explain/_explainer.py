@@ -28,7 +28,9 @@ from skshapley.explain._tree import explain_with_trees, mismatch, plan_tree
 from skshapley.games import make_response_function
 from skshapley.games._response import RESPONSE_METHODS, resolve_response_method
 from skshapley.permutations import PermutationSampler
+from skshapley.tree._groups import group_paths
 from skshapley.utils._device import resolve_device, to_host
+from skshapley.utils._groups import check_groups, group_matrix
 from skshapley.utils._sklearn_compat import (
     HasMethods,
     Interval,
@@ -144,6 +146,22 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         ("interventional", every method), or, for ``method="tree"`` only, TreeSHAP's
         cover-weighted conditional expectation ("tree_path_dependent"), which
         needs no background and gives interaction values.
+    groups : dict or list of lists, optional
+        Explain groups of columns instead of single columns: every group is one player,
+        and a coalition of groups takes the union of their columns from the explained
+        row, the other columns from the background (the game whose players are the
+        groups, Jullum, Redelmeier & Aas 2021, Sec. 2). ``{"name": [columns], ...}``, or
+        ``[[columns], ...]`` whose groups are named by their columns joined with "+"; a
+        column is a name (X a DataFrame) or a position, and a group of one column may be
+        given as that column. Every column must be in exactly one group: an unknown
+        column, a column in two groups, an empty group or a column in no group raises a
+        ``ValueError`` naming it. Every method works on groups (budgets, ``tol`` and
+        standard errors are per group; ``method="exact"`` enumerates 2^(number of
+        groups) coalitions), and ``method="tree"`` stays exact and calls no model: the
+        paths test a group as one feature (see ``skshapley.tree._groups``; interaction
+        values are then between groups). The values and ``get_feature_names_out`` are
+        per group, in the order given; see ``explain`` for ``Explanation.data``.
+        None: one player per column.
     n_jobs : int, optional
         Rows are explained in parallel chunks with joblib; results do not depend on it.
     random_state : None, int or RandomState
@@ -202,6 +220,9 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when X has string column names.
+    groups_ : dict or None
+        With ``groups``: each group's name -> its columns, as names when X has them,
+        else as positions, in the order of the values; None without ``groups``.
 
     See Also
     --------
@@ -232,6 +253,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="neither"), None],
         "background": [Interval(Integral, 1, None, closed="left"), "array-like"],
         "feature_perturbation": [StrOptions({"interventional", "tree_path_dependent"})],
+        "groups": [dict, list, tuple, None],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "progress": ["boolean"],
@@ -240,8 +262,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
 
     def __init__(self, estimator, *, prefit=False, response_method="auto", method="auto",
                  sampler="auto", max_evals="auto", tol=None, background=100,
-                 feature_perturbation="interventional", n_jobs=None, random_state=None,
-                 progress=False, device=None):
+                 feature_perturbation="interventional", groups=None, n_jobs=None,
+                 random_state=None, progress=False, device=None):
         self.estimator = estimator
         self.prefit = prefit
         self.response_method = response_method
@@ -251,6 +273,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         self.tol = tol
         self.background = background
         self.feature_perturbation = feature_perturbation
+        self.groups = groups
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.progress = progress
@@ -319,6 +342,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                 f"{list(_METHODS)}; got {self.method!r}."
             )
         check_sampler(self.sampler, n_features)
+        group_names, column_group = self._checked_groups(n_features)
         if prefit:
             check_is_fitted(model)
             estimator = model
@@ -377,6 +401,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                              codes_are_numbers=codec is None or codec.codes_are_numbers)
             if not isinstance(plan, str):
                 tree_plan, method = plan, "tree"
+                if column_group is not None:
+                    tree_plan = (*plan, group_paths(plan[0], column_group))
             elif self.method == "tree":
                 raise ValueError("method='tree' cannot explain this model exactly: "
                                  + plan.rstrip("."))
@@ -407,7 +433,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                 n_background=background.shape[0], seed=random_seed,
                 evaluation_seconds=lambda: time_evaluation(
                     lambda rows: self._outputs(predict, rows), background,
-                    first_call_seconds))
+                    first_call_seconds), column_player=column_group)
             method = plan.method
         self.estimator_ = estimator
         self.background_ = background
@@ -415,6 +441,13 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         self.plan_ = plan
         self.tree_ensemble_ = None if tree_plan is None else tree_plan[0]
         self._tree_output_map = None if tree_plan is None else tree_plan[1]
+        self._tree_groups = None if tree_plan is None or column_group is None else tree_plan[2]
+        self._column_group = column_group
+        self._group_names = group_names
+        self.groups_ = (None if column_group is None else
+                        {name: [self._column_names()[j]
+                                 for j in np.flatnonzero(column_group == g)]
+                         for g, name in enumerate(group_names)})
         self._linear_plan = linear_plan
         self.n_outputs_ = 1 if outputs.ndim == 1 else outputs.shape[1]
         expected = outputs.mean(axis=0)
@@ -432,6 +465,38 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         self.max_evals_ = 0 if plan is None else plan.budget
         self.random_seed_ = random_seed
         return self
+
+    def _checked_groups(self, n_features):
+        """(group names, the group of each column) of ``groups``; (None, None)
+        without."""
+        if self.groups is None:
+            return None, None
+        names = getattr(self, "feature_names_in_", None)
+        return check_groups(self.groups,
+                            [f"x{j}" for j in range(n_features)] if names is None
+                            else [str(name) for name in names],
+                            has_names=names is not None)
+
+    def _column_names(self):
+        """The columns as ``groups_`` names them: names, else positions."""
+        names = getattr(self, "feature_names_in_", None)
+        return (list(range(self.n_features_in_)) if names is None
+                else [str(name) for name in names])
+
+    def _per_group(self, X, display):
+        """``Explanation.data`` and ``display_data`` per group: a group's one column, NaN
+        (None in ``display``) for a group of several columns."""
+        groups = [np.flatnonzero(self._column_group == g)
+                  for g in range(len(self._group_names))]
+        data = np.full((X.shape[0], len(groups)), np.nan)
+        shown = None if display is None else np.full((X.shape[0], len(groups)), None,
+                                                     dtype=object)
+        for g, columns in enumerate(groups):
+            if len(columns) == 1:
+                data[:, g] = X[:, columns[0]]
+                if shown is not None:
+                    shown[:, g] = display[:, columns[0]]
+        return data, shown
 
     @staticmethod
     def _as_frame(X, codec, name="X"):
@@ -556,15 +621,25 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         interactions : bool, default=False
             Also compute SHAP interaction values (``method_ == "tree"`` with
             ``feature_perturbation="tree_path_dependent"``), stored in
-            ``Explanation.interactions`` as (n, d, d) or (n, d, d, n_outputs).
+            ``Explanation.interactions`` as (n, d, d) or (n, d, d, n_outputs); between
+            groups with ``groups``.
 
         Returns
         -------
         Explanation
+            With ``groups``, d is the number of groups: ``values`` (and ``interactions``)
+            are per group, ``feature_names`` are the groups' names, and ``data`` holds
+            each group's column for a group of one column and NaN for a group of several
+            (no one number stands for them; plots draw NaN as missing, e.g. grey in the
+            beeswarm), as does ``display_data`` (None there). The explained rows
+            themselves are the ``X`` given.
         """
         check_is_fitted(self)
         X = self._as_frame(X, getattr(self, "codec_", None))
-        d, k = self.n_features_in_, self.n_outputs_
+        column_group = getattr(self, "_column_group", None)
+        # the players: the columns, or the groups of columns
+        d = self.n_features_in_ if column_group is None else len(self._group_names)
+        k = self.n_outputs_
         inter = None
         # the rows as given, for plots, when the explained numbers stand for text
         display = (X.to_numpy(dtype=object) if getattr(self, "codec_", None) is not None
@@ -592,7 +667,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             values, base, inter = explain_with_trees(
                 self.tree_ensemble_, self._tree_output_map, X, self.background_,
                 self.feature_perturbation, model_rows(feature_names, codec),
-                interactions=interactions)
+                interactions=interactions, groups=getattr(self, "_tree_groups", None))
             self._check_tree_efficiency(values, base, X, feature_names, codec)
             std_errors = np.zeros_like(values)
             n_evaluations = np.zeros(X.shape[0], dtype=np.int64)
@@ -604,6 +679,11 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                 self.estimator_, self.response_method, feature_names, codec), X, "X")
             values, base = explain_linear(self._linear_plan, X,
                                           model_rows(feature_names, codec))
+            if column_group is not None:
+                # the model is additive in the columns, so a group's value is the sum of
+                # its columns' (the game over groups is additive too)
+                values = np.moveaxis(np.moveaxis(values, 1, -1)
+                                     @ group_matrix(column_group, d), -1, 1)
             std_errors = np.zeros_like(values)
             n_evaluations = np.zeros(X.shape[0], dtype=np.int64)
             n_draws = np.zeros(X.shape[0], dtype=np.int64)
@@ -617,8 +697,13 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         if k == 1:
             values, std_errors, base = values[:, :, 0], std_errors[:, :, 0], base[:, 0]
             inter = None if inter is None else inter[..., 0]
-        feature_names = (list(self.feature_names_in_) if hasattr(self, "feature_names_in_")
-                         else [f"x{j}" for j in range(d)])
+        if column_group is not None:
+            feature_names = list(self._group_names)
+            X, display = self._per_group(X, display)
+        else:
+            feature_names = (list(self.feature_names_in_)
+                             if hasattr(self, "feature_names_in_")
+                             else [f"x{j}" for j in range(d)])
         return Explanation(
             values, base, X, feature_names, std_errors=std_errors,
             output_names=self.output_names_,
@@ -676,7 +761,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         Returns
         -------
         values : ndarray (n_samples, n_features * n_outputs)
-            One column per name of :meth:`get_feature_names_out`: with several outputs
+            One column per name of :meth:`get_feature_names_out` (per group with
+            ``groups``, n_groups * n_outputs columns): with several outputs
             (a multiclass classifier) feature-major, column ``j * n_outputs + o`` the
             value of feature j for output o, ``explain(X).values.reshape(n_samples, -1)``
             (``explain`` keeps the (n_samples, n_features, n_outputs) array). With
@@ -688,7 +774,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
 
     def get_feature_names_out(self, input_features=None):
         """``"<feature>_shap"`` per feature (``"<feature>_shap_<output>"`` when several
-        outputs are explained).
+        outputs are explained); with ``groups``, ``"<group>_shap"`` per group.
 
         Returns
         -------
@@ -696,6 +782,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         names = check_feature_names_in(self, input_features)
+        if getattr(self, "_column_group", None) is not None:
+            names = self._group_names
         if self.n_outputs_ == 1:
             return np.asarray([f"{name}_shap" for name in names], dtype=object)
         return np.asarray(

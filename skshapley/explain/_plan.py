@@ -66,6 +66,9 @@ class ExplainPlan:
         What the user should know about the plan (a budget capped to enumeration).
     reason : str
         Why ``method="auto"`` chose ``method``.
+    column_player : int ndarray (n_features,) or None
+        The group (player) of each column when the players are groups of columns
+        (``ShapleyExplainer(groups=...)``); None: one player per column.
     """
 
     method: str
@@ -78,6 +81,7 @@ class ExplainPlan:
     options: dict = field(default_factory=dict)
     notes: tuple = ()
     reason: str = ""
+    column_player: np.ndarray | None = None
 
     @property
     def record(self):
@@ -95,7 +99,8 @@ class ExplainPlan:
             rows = []
             for start in range(0, X.shape[0], size):
                 group = X[start : start + size]
-                game = MarginalGame(predict, group, background, device=device)
+                game = MarginalGame(predict, group, background, device=device,
+                                    column_player=self.column_player)
                 options = dict(self.options)
                 if self.record.uses_sampler:
                     # an instance restarts its own stream for every game, like a seed
@@ -104,7 +109,8 @@ class ExplainPlan:
                                           else self.sampler)
                 result = self.record.run(game, self.budget, tol=self.tol,
                                          random_state=self.seed, **options)
-                rows.extend(_split_rows(result, X.shape[1], group.shape[0], self.n_outputs))
+                rows.extend(_split_rows(result, game.n_players, group.shape[0],
+                                        self.n_outputs))
         return rows
 
 
@@ -142,7 +148,8 @@ def time_evaluation(predict, background, first_seconds):
 
 
 def make_plan(method, sampler, max_evals, tol, *, n_features, n_outputs, n_background,
-              seed, evaluation_seconds=None, working_memory=None) -> ExplainPlan:
+              seed, evaluation_seconds=None, working_memory=None,
+              column_player=None) -> ExplainPlan:
     """Resolve the explainer's parameters into a plan, or raise a ``ValueError`` naming
     the parameter that cannot run (before any allocation).
 
@@ -156,16 +163,24 @@ def make_plan(method, sampler, max_evals, tol, *, n_features, n_outputs, n_backg
         Seconds of one coalition evaluation of one row, or a function returning it
         (called only when ``method="auto"`` must weigh estimators).
     working_memory : float, optional
+    column_player : int ndarray (n_features,), optional
+        The group of each column: the players are then the groups (budgets, methods
+        and exactness are for ``max(column_player) + 1`` players).
     """
+    n_columns = n_features
+    if column_player is not None:
+        column_player = np.asarray(column_player, dtype=np.int64)
+        n_features = int(column_player.max()) + 1
     d = n_features
+    players = "features" if column_player is None else "groups"
     working_memory = get_working_memory(working_memory)
     # one coalition of one row: the background with the row's features swapped in
-    batch = n_background * d * 8
+    batch = n_background * n_columns * 8
     if batch > working_memory * 2**20:
         needed = int(np.ceil(batch / 2**20))
         raise ValueError(
             f"working_memory={working_memory:g} MiB is too small for one model call: one "
-            f"coalition of one row is {n_background} background rows x {d} features "
+            f"coalition of one row is {n_background} background rows x {n_columns} features "
             f"({batch / 2**20:,.1f} MiB); set working_memory to at least {needed} "
             "(skshapley.set_config) or use a smaller background."
         )
@@ -176,7 +191,7 @@ def make_plan(method, sampler, max_evals, tol, *, n_features, n_outputs, n_backg
         # out of reach above 20 features: such a budget is a mistake, not a wish.
         raise ValueError(
             f"max_evals={budget} is more than the 2^{d} = {2**d} coalitions of {d} "
-            f"features, and could not run in any reasonable time; use max_evals <= "
+            f"{players}, and could not run in any reasonable time; use max_evals <= "
             f"{2**d} (the default, 'auto', is {default_budget(d)})."
         )
     if method not in ("auto", "exact") and d <= MAX_EXACT_PLAYERS and budget > 2**d:
@@ -203,19 +218,19 @@ def make_plan(method, sampler, max_evals, tol, *, n_features, n_outputs, n_backg
     if budget < minimum:
         if record.exact:
             raise ValueError(
-                f"max_evals={budget} is too small for method='exact' with {d} features: "
+                f"max_evals={budget} is too small for method='exact' with {d} {players}: "
                 f"enumeration needs 2**{d} = {2**d} evaluations per row; increase "
                 "max_evals or use method='permutation'."
             )
         raise ValueError(
             f"max_evals={budget} is too small for method={choice.method!r} with {d} "
-            f"features: it needs at least {minimum} evaluations per row; increase "
+            f"{players}: it needs at least {minimum} evaluations per row; increase "
             "max_evals."
         )
     if record.exact and d > MAX_EXACT_PLAYERS:
         raise ValueError(
-            f"method='exact' needs 2**{d} = {2**d} evaluations per row with {d} features, "
-            f"above the limit of {MAX_EXACT_PLAYERS} features; use method='auto'."
+            f"method='exact' needs 2**{d} = {2**d} evaluations per row with {d} {players}, "
+            f"above the limit of {MAX_EXACT_PLAYERS} {players}; use method='auto'."
         )
     check_budget_fits(choice.method, d, budget, n_outputs, working_memory=working_memory,
                       name="max_evals")
@@ -225,4 +240,5 @@ def make_plan(method, sampler, max_evals, tol, *, n_features, n_outputs, n_backg
         rows_per_game = max(1, min(ROWS_PER_GAME, chunk_rows(per_row, working_memory)))
     return ExplainPlan(method=choice.method, budget=budget, sampler=sampler, tol=tol,
                        seed=seed, n_outputs=n_outputs, rows_per_game=rows_per_game,
-                       options=choice.options, notes=notes, reason=choice.reason)
+                       options=choice.options, notes=notes, reason=choice.reason,
+                       column_player=column_player)

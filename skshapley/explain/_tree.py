@@ -18,6 +18,7 @@ import numpy as np
 from skshapley.backends._tree_numpy import LIGHTGBM_ZERO_THRESHOLD, MISSING_NAN_OR_ZERO
 from skshapley.games._response import resolve_response_method
 from skshapley.tree import read_model, tree_shap
+from skshapley.tree._groups import grouped_tree_shap
 
 
 def response_map(ensemble, response):
@@ -205,14 +206,21 @@ def model_check_due(ensemble, n_rows):
 
 
 def explain_with_trees(ensemble, matrix, X, background, feature_perturbation, model_rows,
-                       interactions=False):
-    """Values (n, d, k), base values (n, k) and optional interactions (n, d, d, k)."""
+                       interactions=False, groups=None):
+    """Values (n, d, k), base values (n, k) and optional interactions (n, d, d, k); with
+    ``groups`` (:class:`~skshapley.tree._groups.GroupedPaths` of ``ensemble``) d is the
+    number of groups."""
     interventional = feature_perturbation == "interventional"
-    result = tree_shap(
-        ensemble, tree_rows(ensemble, X, model_rows),
-        background=tree_rows(ensemble, background, model_rows) if interventional else None,
-        feature_perturbation=feature_perturbation, interactions=interactions,
-    )
+    rows = tree_rows(ensemble, X, model_rows)
+    background = tree_rows(ensemble, background, model_rows) if interventional else None
+    if groups is not None:
+        result = grouped_tree_shap(groups, rows, background=background,
+                                   feature_perturbation=feature_perturbation,
+                                   interactions=interactions)
+    else:
+        result = tree_shap(ensemble, rows, background=background,
+                           feature_perturbation=feature_perturbation,
+                           interactions=interactions)
     values = result.values @ matrix.T
     base = result.base_values @ matrix.T
     inter = None if result.interactions is None else result.interactions @ matrix.T

@@ -48,6 +48,14 @@ class MarginalGame(Game):
         a device namespace the rows and background are copied there once, each batch is
         assembled there, the model is called on device arrays and averaged over the
         background there; only the (coalitions, outputs) values come back to the host.
+    column_player : int array-like (n_features,), optional
+        The player of each column, for players that are groups of columns: players
+        ``0..max(column_player)``, each with at least one column. A coalition of players
+        takes the union of their columns from x, the other columns from the background
+        (the game whose players are the groups: Owen's 1977 quotient game, as in
+        groupShapley, Jullum, Redelmeier & Aas 2021, Sec. 2; see the user guide, "Groups
+        of features"). Each call widens the (m, n_players) masks to (m, n_features) with
+        one gather before the batch is assembled. None: one player per column.
 
     Examples
     --------
@@ -56,10 +64,14 @@ class MarginalGame(Game):
     >>> game = MarginalGame(lambda X: X.sum(axis=1), x=[1.0, 2.0], background=[[0.0, 0.0]])
     >>> game.values(np.array([[True, False], [True, True]]))
     array([1., 3.])
+    >>> grouped = MarginalGame(lambda X: X.sum(axis=1), x=[1.0, 2.0, 4.0],
+    ...                        background=[[0.0, 0.0, 0.0]], column_player=[0, 0, 1])
+    >>> grouped.values(np.array([[True, False]]))
+    array([3.])
     """
 
     def __init__(self, model, x, background, *, response_method="auto", feature_names=None,
-                 working_memory=None, cache=False, device=None):
+                 working_memory=None, cache=False, device=None, column_player=None):
         rows = np.asarray(x, dtype=np.float64)
         if rows.ndim not in (1, 2) or rows.size == 0:
             raise ValueError(
@@ -76,7 +88,10 @@ class MarginalGame(Game):
             raise ValueError(
                 f"x has {rows.shape[-1]} features but background has {background.shape[1]}."
             )
-        super().__init__(rows.shape[-1], cache=cache)
+        self.column_player = _check_column_player(column_player, rows.shape[-1])
+        n_players = (rows.shape[-1] if self.column_player is None
+                     else int(self.column_player.max()) + 1)
+        super().__init__(n_players, cache=cache)
         self.x = rows
         self._rows = np.ascontiguousarray(np.atleast_2d(rows))
         self.background = np.ascontiguousarray(background)
@@ -93,6 +108,9 @@ class MarginalGame(Game):
         return self.n_outputs or self._rows.shape[0]
 
     def _values(self, coalitions):
+        if self.column_player is not None:
+            # a player's mask is each of its columns' mask
+            coalitions = np.ascontiguousarray(coalitions[:, self.column_player])
         if self._xp is not None:
             return self._device_values(coalitions)
         kernels = get_backend()
@@ -139,6 +157,28 @@ class MarginalGame(Game):
             outputs.append(to_host(averaged).reshape(c, -1))
         values = np.concatenate(outputs, axis=0)
         return values[:, 0] if values.shape[1] == 1 else values
+
+
+def _check_column_player(column_player, n_features):
+    """``column_player`` as int64 (n_features,), or None; every player 0..max has a
+    column."""
+    if column_player is None:
+        return None
+    players = np.asarray(column_player)
+    if (players.shape != (n_features,) or not np.issubdtype(players.dtype, np.integer)
+            or players.min(initial=0) < 0):
+        raise ValueError(
+            f"column_player must hold a player number >= 0 for each of the {n_features} "
+            f"columns; got {np.asarray(column_player)!r}."
+        )
+    players = players.astype(np.int64)
+    empty = np.setdiff1d(np.arange(players.max() + 1), players)
+    if empty.size:
+        raise ValueError(
+            f"column_player gives no column to the players {empty.tolist()}; number the "
+            "players 0, 1, ... without gaps."
+        )
+    return players
 
 
 class BaselineGame(MarginalGame):
