@@ -5,8 +5,9 @@ explains some rows, prints a ranked table and writes a summary PNG (and the valu
 ``_cli_values``); ``explain`` and ``select`` choose and build their model alike
 (``_cli_model``: the task rule, ``--model-params``, ``--model-file``). ``attribute`` splits
 a linear model's test R² among the features (LS-SPA), ``quantile`` fits a
-MomentQuantileTransformer on a CSV in chunks (``_cli_quantile``), and ``bench`` compares
-the estimators against exact values in seconds (``_cli_bench``).
+MomentQuantileTransformer on a CSV in chunks (``_cli_quantile``), ``bench`` compares
+the estimators against exact values in seconds (``_cli_bench``), and ``importance``
+ranks the columns by the Shapley values of a fitted model's held-out score (SAGE).
 """
 
 from __future__ import annotations
@@ -142,6 +143,11 @@ def build_parser() -> argparse.ArgumentParser:
                          help="stop a row once its estimated error is below TOL")
     explain.add_argument("--background", type=_positive_int, default=100,
                          help="background rows sampled from the data (default 100)")
+    explain.add_argument("--groups", type=_groups_json, default=None, metavar="JSON",
+                         help="explain groups of columns, each one player: a JSON object "
+                              "'{\"name\": [\"col\", ...], ...}' or a list of lists of "
+                              "columns (named by their columns joined with +); every "
+                              "column in exactly one group")
     explain.add_argument("--output", default="skshapley_summary.png", metavar="PATH",
                          help="summary plot (default skshapley_summary.png; PATH.png "
                               "for a PATH without suffix; an existing file is "
@@ -174,6 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_debug_argument(explain)
     _add_attribute_parser(commands)
     _add_select_parser(commands)
+    _add_importance_parser(commands)
     helpers = SimpleNamespace(positive_int=_positive_int, int_at_least=int_at_least,
                               seed=_seed, n_jobs=_n_jobs,
                               add_data_arguments=add_data_arguments,
@@ -561,17 +568,22 @@ def _explain(args, out) -> ExitCode:
                          f"{type(model).__name__} does not take; impute them, or choose a "
                          "--model that takes them (e.g. the default, "
                          "sklearn.ensemble:HistGradientBoostingRegressor)")
+    if args.groups is not None and isinstance(X, np.ndarray):
+        # the bundled data: named columns, so --groups can name them
+        import pandas as pd
+
+        X = pd.DataFrame(X, columns=names)
     if not prefit:
         _check_numeric_target(model, y, args.target)
         model, X = _with_text_encoded(_seeded(model, args.random_state), X)
-    if args.values is not None:
+    if args.values is not None and args.groups is None:
         # a feature named like a column of values is refused before the work
         _cli_values.value_columns(names, None, args.values_errors, UsageError)
     rows = _explained_rows(len(X), args.rows, args.rows_from, args.random_state)
     explainer = ShapleyExplainer(
         model, prefit=prefit, method=args.method, max_evals=args.max_evals, tol=args.tol,
         background=args.background, n_jobs=_n_workers(args.n_jobs, len(rows)),
-        random_state=args.random_state,
+        random_state=args.random_state, groups=args.groups,
         # a bar on a terminal by default: explaining many columns takes a while
         progress=args.progress if args.progress is not None else sys.stderr.isatty(),
     )
@@ -579,7 +591,8 @@ def _explain(args, out) -> ExitCode:
         explainer.fit(X, y)
         explanation = explainer.explain(X[rows] if isinstance(X, np.ndarray)
                                         else X.iloc[rows])
-    explanation.feature_names = names
+    if args.groups is None:
+        explanation.feature_names = names
     title = f"SHAP summary: {type(model).__name__}, {len(explanation)} rows"
     if explanation.values.ndim == 3 and explanation.output_names:
         title += f", output {explanation.output_names[0]}"
@@ -803,6 +816,160 @@ def _select(args, out) -> ExitCode:
     return ExitCode.OK
 
 
+def _groups_json(text):
+    """An argparse ``type``: ``--groups`` as a JSON object (name -> columns) or a list of
+    lists of columns."""
+    import json
+
+    example = '{"body": ["bmi", "bp"], "age": ["age"]}'
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise argparse.ArgumentTypeError(
+            f"expected a JSON object such as '{example}' or a list of lists of columns, "
+            f"got {text!r} ({err.msg} at character {err.pos})") from None
+    if not isinstance(value, (dict, list)):
+        raise argparse.ArgumentTypeError(
+            f"expected a JSON object such as '{example}' or a list of lists of columns, "
+            f"got {text!r} (a JSON {type(value).__name__})")
+    return value
+
+
+def _add_importance_parser(commands):
+    importance = commands.add_parser(
+        "importance", help="rank features by the Shapley values of the model's score (SAGE)",
+        description="Fit a model on a training split and rank the columns by how much "
+                    "of its held-out score they carry: the Shapley values of the score of "
+                    "the model with absent columns averaged over background rows (SAGE, "
+                    "no refits). Prints a ranked table with 95 % intervals and writes a "
+                    "bar chart. Without --data it uses scikit-learn's bundled diabetes "
+                    "data.",
+    )
+    add_data_arguments(importance)
+    _cli_model.add_model_arguments(
+        importance, "sklearn.ensemble:HistGradientBoostingRegressor, or ...Classifier "
+                    "for class labels, see --task", model_file=True)
+    importance.add_argument("--groups", type=_groups_json, default=None, metavar="JSON",
+                            help="players made of several columns: a JSON object "
+                                 "'{\"name\": [\"col\", ...], ...}' or a list of lists "
+                                 "of columns; every column in exactly one group")
+    importance.add_argument("--scoring", default=None,
+                            help="scikit-learn scorer name, e.g. neg_mean_squared_error "
+                                 "or neg_log_loss (default: R² for regressors, accuracy "
+                                 "for classifiers)")
+    importance.add_argument("--max-evals", type=_max_evals, default="auto",
+                            help="most coalition evaluations, or auto (2^d up to 10 "
+                                 "features: exact; else 32 antithetic pairs of orderings)")
+    importance.add_argument("--tol", type=float, default=None,
+                            help="stop once the estimated 95 %% error of the values is "
+                                 "below TOL (score units)")
+    importance.add_argument("--background", type=_positive_int, default=50,
+                            help="training rows that stand in for absent columns "
+                                 "(default 50)")
+    importance.add_argument("--test-size", type=_fraction, default=0.25, metavar="F",
+                            help="fraction of rows held out to score on (default 0.25; "
+                                 "with --model-file all rows are held out)")
+    importance.add_argument("--rows", type=_positive_int, default=100, metavar="N",
+                            help="score on at most N held-out rows, sampled at random "
+                                 "(default 100): each evaluation predicts N x "
+                                 "--background rows, so the time grows with both")
+    importance.add_argument("--output", default="skshapley_importance.png", metavar="PATH",
+                            help="bar chart (default skshapley_importance.png; an existing "
+                                 "file is overwritten)")
+    importance.add_argument("--random-state", type=_seed, default=0,
+                            help="seed of the split, the rows, the background, the model "
+                                 "and the orderings (default 0)")
+    importance.add_argument("--n-jobs", type=_n_jobs, default=None,
+                            help="threads evaluating coalitions (default 1; -1: all cores)")
+    add_debug_argument(importance)
+
+
+def _importance(args, out) -> ExitCode:
+    import matplotlib
+    import numpy as np
+
+    matplotlib.use("Agg")
+    from sklearn.model_selection import train_test_split
+
+    from skshapley.inspection import shapley_importance
+    from skshapley.plotting import importance_bar
+
+    _cli_model.check_model_file_options(args, UsageError)
+    prefit = args.model_file is not None
+    if args.tol is not None and not (math.isfinite(args.tol) and args.tol > 0):
+        raise UsageError(f"--tol must be a positive number; got {args.tol!r}")
+    args.output = _check_output_path(args.output, args.data,
+                                     inputs=[("--model-file", args.model_file)])
+    X, y, names, source = _data_or_diabetes(args, text=True)
+    if isinstance(X, np.ndarray):
+        # the bundled data: named columns, so --groups can name them and the table does
+        import pandas as pd
+
+        X = pd.DataFrame(X, columns=names)
+    rng = np.random.RandomState(args.random_state)
+    if prefit:
+        model = _cli_model.load_model_file(args.model_file, args.trust, UsageError)
+        X, names = _cli_model.columns_for_model(model, X, names, source, UsageError)
+        about = f"{type(model).__name__}, fitted, from {args.model_file}"
+        X_test, y_test, X_train = X, y, X
+    else:
+        if len(X) < 4:
+            raise UsageError(f"{source!r} has {len(X)} rows; the train/test split needs at "
+                             "least 4")
+        model = _load_model(args.model, classes=_cli_model.is_classification(y, args.task),
+                            params=args.model_params)
+        _cli_model.check_model_task(model, args.task, UsageError)
+        _cli_model.check_target(y, args.task, args.target or "target", UsageError)
+        _check_numeric_target(model, y, args.target)
+        model, X = _with_text_encoded(_seeded(model, args.random_state), X)
+        about = type(model).__name__
+        if args.model is None:
+            about += f", {_cli_model.describe_task(y, args.task, args.target or 'target')}"
+        train, test = train_test_split(np.arange(len(X)), test_size=args.test_size,
+                                       random_state=args.random_state)
+        rows = (lambda index: X.iloc[index]) if hasattr(X, "iloc") else (lambda index: X[index])
+        X_train, X_test, y_test = rows(train), rows(test), y[test]
+        model.fit(X_train, y[train])
+    if len(y_test) > args.rows:
+        keep = np.sort(rng.choice(len(y_test), args.rows, replace=False))
+        X_test = X_test.iloc[keep] if hasattr(X_test, "iloc") else X_test[keep]
+        y_test = y_test[keep]
+    n_background = min(args.background, len(X_train))
+    keep = np.sort(rng.choice(len(X_train), n_background, replace=False))
+    background = X_train.iloc[keep] if hasattr(X_train, "iloc") else X_train[keep]
+    result = shapley_importance(
+        model, X_test, y_test, scoring=args.scoring, groups=args.groups,
+        background=background, max_evals=args.max_evals, tol=args.tol,
+        n_jobs=_n_workers(args.n_jobs), random_state=args.random_state)
+    ax = importance_bar(result)
+    ax.figure.suptitle(f"Shapley importance (SAGE): {type(model).__name__}", x=0.02,
+                       ha="left")
+    _save_figure(ax.figure, args.output, tight=True)
+    if result.method == "exact":
+        detail = "exact"
+    else:
+        detail = f"{result.n_draws} draws of orderings"
+        if result.converged is not None:
+            detail += ", tol reached" if result.converged else ", tol not reached"
+    print(f"data: {source}   model: {about}   scoring: {result.scoring}", file=out)
+    print(f"scored {len(y_test)} {'' if prefit else 'held-out '}rows against "
+          f"{result.n_background} background rows; {result.n_evaluations} evaluations "
+          f"({detail})", file=out)
+    print(f"score: full model {result.full_score:.4f}, every feature marginalised "
+          f"{result.baseline_score:.4f}; the importances add up to the difference", file=out)
+    labels = [str(name) for name in result.feature_names]
+    width = max(len("feature"), *(len(name) for name in labels))
+    print(f"{'rank':>4}  {'feature':<{width}}  {'importance':>10}  {'± 95 %':>8}", file=out)
+    order = np.argsort(-result.importances_mean, kind="stable")  # ties: lower index first
+    for rank, j in enumerate(order, start=1):
+        half = (result.ci_high[j] - result.ci_low[j]) / 2
+        error = "exact" if result.method == "exact" else f"{half:.4f}"
+        print(f"{rank:>4}  {labels[j]:<{width}}  {result.importances_mean[j]:>10.4f}  "
+              f"{error:>8}", file=out)
+    print(f"bar chart written to {args.output}", file=out)
+    return ExitCode.OK
+
+
 def main(argv=None) -> ExitCode:
     """Run the command line; returns an :class:`ExitCode` instead of exiting.
 
@@ -836,6 +1003,8 @@ def main(argv=None) -> ExitCode:
             return _attribute(args, sys.stdout)
         if args.command == "select":
             return _select(args, sys.stdout)
+        if args.command == "importance":
+            return _importance(args, sys.stdout)
         if args.command == "quantile":
             _cli_quantile.run(args, sys.stdout, UsageError)
             return ExitCode.OK

@@ -1,5 +1,5 @@
 """Plots with matplotlib: bar, beeswarm, waterfall, dependence, heatmap, decision, summary,
-convergence, quantile sketches and R² attributions.
+convergence, quantile sketches, R² attributions and global importances.
 
 Every function takes an optional ``ax`` (a new figure is made when it is None), draws
 95 % error bars where the explanation has non-zero standard errors (``bar``,
@@ -27,6 +27,7 @@ __all__ = [
     "decision",
     "dependence",
     "heatmap",
+    "importance_bar",
     "quantile_sketch",
     "summary",
     "topk",
@@ -1584,6 +1585,76 @@ def attribution_bar(result, *, feature_names=None, ax=None, max_display=20):
     ax.set_xlabel("share of test R² (Shapley value)")
     if has_errors:
         ax.set_title("error bars: 95 %", fontsize="small", loc="right")
+    return ax
+
+
+def importance_bar(result, *, ax=None, max_display=20):
+    """Horizontal bars of global importances (:func:`skshapley.inspection.shapley_importance`),
+    largest first, with their 95 % intervals as error bars (none when exact).
+
+    Parameters
+    ----------
+    result : Bunch
+        From :func:`~skshapley.inspection.shapley_importance`: its ``importances_mean``,
+        ``ci_low``, ``ci_high`` and ``feature_names`` (``method``, ``n_evaluations``
+        and ``scoring``, when present, go into the title and the axis label).
+    ax : matplotlib Axes, optional
+    max_display : int, default=20
+        At most this many bars; the rest are summed into one "N other features" bar,
+        drawn without an error bar (the estimates share their orderings, so their
+        errors do not add in quadrature).
+
+    Returns
+    -------
+    ax : matplotlib Axes
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.utils import Bunch
+    >>> from skshapley.plotting import importance_bar
+    >>> r = Bunch(importances_mean=np.array([0.1, 0.5]), ci_low=np.array([0.0, 0.4]),
+    ...           ci_high=np.array([0.2, 0.6]), feature_names=np.array(["a", "b"]))
+    >>> [t.get_text() for t in importance_bar(r).get_yticklabels()]
+    ['b', 'a']
+    """
+    _check_max_display(max_display)
+    values = np.asarray(result.importances_mean, dtype=float)
+    low = np.asarray(result.ci_low, dtype=float)
+    high = np.asarray(result.ci_high, dtype=float)
+    names = _feature_names(result.get("feature_names"), values.size, "importance_bar")
+    order = np.argsort(-values, kind="stable")  # ties: lower index first
+    shown, rest = _display_rows(order, max_display)
+    labels = [names[j] for j in shown]
+    heights = values[shown]
+    # an infinite interval (one draw) has no bar to draw; its row says so in the title
+    below = np.where(np.isfinite(low[shown]), heights - low[shown], 0.0)
+    above = np.where(np.isfinite(high[shown]), high[shown] - heights, 0.0)
+    n_unbounded = int(np.sum(~np.isfinite(low[shown]) | ~np.isfinite(high[shown])))
+    if rest.size:
+        labels.append(f"{rest.size} other features")
+        heights = np.append(heights, values[rest].sum())
+        below, above = np.append(below, 0.0), np.append(above, 0.0)
+    has_errors = bool(np.any(below > 0) or np.any(above > 0))
+    ax = _new_axes(ax, (6.5, 0.35 * len(labels) + 1.5))
+    positions = _set_rows(ax, labels)
+    ax.barh(positions, heights, height=0.7,
+            xerr=np.vstack([below, above]) if has_errors else None,
+            color=np.where(heights >= 0, _NEGATIVE_COLOR, _POSITIVE_COLOR),
+            ecolor="black", capsize=3)
+    ax.axvline(0.0, color="black", linewidth=0.8)
+    scoring = result.get("scoring")
+    ax.set_xlabel(f"gain in {scoring} (Shapley value)" if scoring
+                  else "gain in score (Shapley value)")
+    detail = []
+    if result.get("method") is not None:
+        detail.append(f"{result.method}, {result.get('n_evaluations', '?')} evaluations")
+    if has_errors:
+        detail.append("error bars: 95 %")
+    if n_unbounded:
+        detail.append(f"{n_unbounded} without error bar (one draw)")
+    if detail:
+        ax.set_title("; ".join(detail), fontsize="small", loc="right")
     return ax
 
 

@@ -540,7 +540,8 @@ def test_getting_started_names_every_command():
     text = (pathlib.Path(__file__).resolve().parents[1] / "doc" / "getting_started"
             / "index.rst").read_text()
     commands = cli.build_parser()._subparsers._group_actions[0].choices
-    assert set(commands) == {"explain", "select", "attribute", "quantile", "bench"}
+    assert set(commands) == {"explain", "select", "importance", "attribute", "quantile",
+                             "bench"}
     sentence = " ".join(text[text.index("Every capability is also a command"):].split())
     assert all(re.search(rf"``(skshapley )?{name}``", sentence[:200]) for name in commands)
 

@@ -47,7 +47,7 @@ def test_fit_dask_on_worker_processes_equals_fit(client):
     # ranks of the two quantile tables in the data (integers stay on the lattice)
     for j in range(X.shape[1]):
         column = np.sort(X[:, j])
-        rank = lambda q: np.searchsorted(column, q) / column.size  # noqa: E731
+        rank = lambda q, column=column: np.searchsorted(column, q) / column.size  # noqa: E731
         bound = 3 * max(ours.quantile_error_[j], ref.quantile_error_[j]) + 1e-3
         assert np.max(np.abs(rank(ours.quantiles_[:, j]) - rank(ref.quantiles_[:, j]))) \
             <= bound
