@@ -485,11 +485,13 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
                 fitted = (estimator if self.prefit
                           else _fit_on_frame(clone(estimator), codec, X_train, y_train,
                                              **fit_params))
-                if not self.prefit:  # one game evaluation: a fit and a validation score
-                    check_scoring(fitted, scoring=self.scoring)(
-                        fitted, _rows(X_model, splits[0][1]), y_model[splits[0][1]])
                 evaluation_seconds = time.perf_counter() - start
                 self._check_missing_values(fitted, X_checked, codec)
+                if not self.prefit:  # one game evaluation: a fit and a validation score
+                    start = time.perf_counter()
+                    check_scoring(fitted, scoring=self.scoring)(
+                        fitted, _rows(X_model, splits[0][1]), y_model[splits[0][1]])
+                    evaluation_seconds += time.perf_counter() - start
                 try:
                     explainer = self._explainer(fitted, X_train, sampling_seed)
                 except ValueError:  # not explainable as given: a game that needs no explainer
