@@ -28,7 +28,6 @@ in the rank direction); Karnin, Lang & Liberty 2016 (KLL) for randomised compact
 from __future__ import annotations
 
 import io
-from numbers import Integral
 
 import numpy as np
 
@@ -39,6 +38,7 @@ from skshapley.sketch._cdf_kernels import (
     get_kernels,
     search_table,
 )
+from skshapley.sketch._moments import _check_int, check_bounds, merge_exact_table
 from skshapley.sketch._solvers import exact_quantiles
 from skshapley.utils._state import restored_on_failure
 
@@ -51,13 +51,6 @@ N_SPLITTERS = 512
 SAMPLE_PER_SPLITTER = 16
 _MAGIC = b"SKCD1"
 _INF_MESSAGE = "X contains infinity: only finite values and NaN (skipped) are accepted."
-
-
-def _check_int(value, name, low, high):
-    if isinstance(value, bool) or not isinstance(value, Integral) or not low <= value <= high:
-        raise ValueError(f"{name}={value!r} is invalid: it must be an integer in "
-                         f"[{low}, {high}].")
-    return int(value)
 
 
 # ------------------------------------------------------------------ polylines
@@ -335,11 +328,7 @@ class CDFSketch:
 
     # ------------------------------------------------------------------ state
     def _allocate(self, d):
-        if self.bounds is not None:
-            if self.bounds.shape != (d, 2) or not np.all(np.isfinite(self.bounds)) \
-                    or not np.all(self.bounds[:, 1] > self.bounds[:, 0]):
-                raise ValueError(f"bounds must be finite (low, high) pairs with low < high, "
-                                 f"of shape ({d}, 2); got {self.bounds.tolist()!r}.")
+        check_bounds(self.bounds, d)
         self.n_features = d
         self.weight = np.zeros(d)
         self.n_nan = np.zeros(d, dtype=np.int64)
@@ -681,15 +670,8 @@ class CDFSketch:
         for j in range(self.n_features):
             self.n_nan[j] += other.n_nan[j]
             self.n_rows[j] += other.n_rows[j]
-            ta, tb = self.exact[j], other.exact[j]
-            if ta is None or tb is None:
-                self.exact[j] = None
-            else:
-                table = dict(ta)
-                for value, weight in tb.items():
-                    table[value] = table.get(value, 0.0) + weight
-                drop = len(table) > self.exact_threshold and self.n_rows[j] > self.small_n
-                self.exact[j] = None if drop else table
+            self.exact[j] = merge_exact_table(self.exact[j], other.exact[j], self.n_rows[j],
+                                              self.exact_threshold, self.small_n)
             if not other.weight[j] > 0:
                 continue
             if not self.weight[j] > 0:

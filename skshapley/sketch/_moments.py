@@ -74,6 +74,27 @@ def _check_int(value, name, low, high):
     return int(value)
 
 
+def check_bounds(bounds, d):
+    """Refuse ``bounds`` (or None) that are not d finite (low, high) pairs, low < high."""
+    if bounds is not None and (bounds.shape != (d, 2) or not np.all(np.isfinite(bounds))
+                               or not np.all(bounds[:, 1] > bounds[:, 0])):
+        raise ValueError(f"bounds must be finite (low, high) pairs with low < high, "
+                         f"of shape ({d}, 2); got {bounds.tolist()!r}.")
+
+
+def merge_exact_table(ta, tb, n_rows, exact_threshold, small_n):
+    """The exact value table of two merged sketches of one column (None once either has
+    none, or once it outgrows ``exact_threshold`` distinct values past ``small_n`` rows)."""
+    if ta is None or tb is None:
+        return None
+    table = dict(ta)
+    for value, weight in tb.items():
+        table[value] = table.get(value, 0.0) + weight
+    if len(table) > exact_threshold and n_rows > small_n:
+        return None
+    return table
+
+
 _INF_MESSAGE = "X contains infinity: only finite values and NaN (skipped) are accepted."
 
 
@@ -171,11 +192,7 @@ class MomentSketch:
 
     # ------------------------------------------------------------------ state
     def _allocate(self, d):
-        if self.bounds is not None:
-            if self.bounds.shape != (d, 2) or not np.all(np.isfinite(self.bounds)) \
-                    or not np.all(self.bounds[:, 1] > self.bounds[:, 0]):
-                raise ValueError(f"bounds must be finite (low, high) pairs with low < high, "
-                                 f"of shape ({d}, 2); got {self.bounds.tolist()!r}.")
+        check_bounds(self.bounds, d)
         self.n_features = d
         self.weight = np.zeros(d)
         self.mean = np.zeros(d)
@@ -403,18 +420,9 @@ class MomentSketch:
             self.power_sums = a.power_sums + b.power_sums
         if self.cos_sums is not None:
             self.cos_sums = a.cos_sums + b.cos_sums
-        exact = []
-        for j, (ta, tb) in enumerate(zip(a.exact, b.exact, strict=True)):
-            if ta is None or tb is None:
-                exact.append(None)
-                continue
-            table = dict(ta)
-            for value, weight in tb.items():
-                table[value] = table.get(value, 0.0) + weight
-            if len(table) > self.exact_threshold and self.n_rows[j] > self.small_n:
-                table = None
-            exact.append(table)
-        self.exact = exact
+        self.exact = [merge_exact_table(ta, tb, self.n_rows[j], self.exact_threshold,
+                                        self.small_n)
+                      for j, (ta, tb) in enumerate(zip(a.exact, b.exact, strict=True))]
 
     # ---------------------------------------------------------- serialisation
     def __getstate__(self):
