@@ -7,6 +7,8 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from cli_helpers import one_line_error as _one_line_error
+from cli_helpers import one_openmp_thread  # noqa: F401  (autouse fixture)
 
 from skshapley import _cli_model
 from skshapley.cli import ExitCode, main
@@ -16,20 +18,6 @@ FAST = ["--rows", "4", "--background", "10"]
 _K = {"explain": [], "select": ["--k", "1"]}
 
 
-@pytest.fixture(autouse=True)
-def one_openmp_thread():
-    # as in test_cli.py: spinning OpenMP threads slow HistGradientBoosting on 2 cores
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="openmp"):
-        yield
-
-
-def _one_line_error(err):
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("skshapley: error: ") and "Traceback" not in err
-    return lines[0]
 
 
 def _labels_csv(tmp_path, labels, name="labels.csv", n=90):

@@ -5,6 +5,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from cli_helpers import one_line_error as _one_line_error
 
 from skshapley import MomentQuantileTransformer
 from skshapley.cli import ExitCode, main
@@ -12,11 +13,6 @@ from skshapley.cli import ExitCode, main
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-def _one_line_error(err):
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("skshapley: error: ") and "Traceback" not in err
-    return lines[0]
 
 
 def _rows(out):
