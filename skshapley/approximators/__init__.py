@@ -14,6 +14,7 @@ from skshapley.approximators._api import (
     shapley_values,
 )
 from skshapley.approximators._exact import all_coalitions, exact_shapley
+from skshapley.approximators._hierarchical import owen_values
 from skshapley.approximators._owen import owen_shapley
 from skshapley.approximators._permutation import (
     check_sampler,
@@ -56,6 +57,7 @@ __all__ = [
     "minimum_budget",
     "overall_error_quantile",
     "owen_shapley",
+    "owen_values",
     "stratified_shapley",
     "permutation_shapley",
     "regression_shapley",

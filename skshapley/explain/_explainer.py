@@ -31,6 +31,7 @@ from skshapley.permutations import PermutationSampler
 from skshapley.tree._groups import group_paths
 from skshapley.utils._device import resolve_device, to_host
 from skshapley.utils._groups import check_groups, group_matrix
+from skshapley.utils._hierarchy import check_hierarchy, is_hierarchy
 from skshapley.utils._sklearn_compat import (
     HasMethods,
     Interval,
@@ -161,6 +162,22 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         paths test a group as one feature (see ``skshapley.tree._groups``; interaction
         values are then between groups). The values and ``get_feature_names_out`` are
         per group, in the order given; see ``explain`` for ``Explanation.data``.
+
+        A hierarchy instead gives **Owen values** (Owen 1977; Winter 1989 for nested
+        levels; the quantity of shap's PartitionExplainer): "correlation" (average
+        linkage of 1 - |Pearson r| between the columns of ``fit``'s X), a scipy linkage
+        matrix over the columns ((n_features - 1, 4), e.g.
+        ``scipy.cluster.hierarchy.linkage``), or lists nested three deep whose leaves
+        are columns (``[[["a", "b"], "c"], ["d", "e"]]``; for one level of clusters,
+        wrap each once more: ``[[["a", "b"]], [["c", "d"]]]``). Values stay per column,
+        but each column's value averages its marginal contributions over the orderings
+        that keep every cluster together: correlated columns clustered together share
+        their credit first. They add up to the prediction like Shapley values and equal
+        them only for a flat hierarchy. ``method="auto"`` enumerates them exactly when
+        that fits ``max_evals`` (about d^2 coalitions for a balanced tree), else samples
+        such orderings in antithetic pairs, with standard errors and ``tol``;
+        ``method="exact"`` always enumerates and ``"permutation"`` samples. The tree,
+        linear and other estimators compute Shapley values and are refused.
         None: one player per column.
     n_jobs : int, optional
         Rows are explained in parallel chunks with joblib; results do not depend on it.
@@ -222,7 +239,11 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         Defined when X has string column names.
     groups_ : dict or None
         With ``groups``: each group's name -> its columns, as names when X has them,
-        else as positions, in the order of the values; None without ``groups``.
+        else as positions, in the order of the values; None without ``groups`` and with
+        a hierarchy.
+    hierarchy_ : list or None
+        With a hierarchy in ``groups``: the tree as nested lists of columns (names
+        when X has them, else positions); None otherwise.
 
     See Also
     --------
@@ -253,7 +274,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="neither"), None],
         "background": [Interval(Integral, 1, None, closed="left"), "array-like"],
         "feature_perturbation": [StrOptions({"interventional", "tree_path_dependent"})],
-        "groups": [dict, list, tuple, None],
+        "groups": [dict, list, tuple, StrOptions({"correlation"}), np.ndarray, None],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "progress": ["boolean"],
@@ -343,6 +364,13 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             )
         check_sampler(self.sampler, n_features)
         group_names, column_group = self._checked_groups(n_features)
+        hierarchy = self._checked_hierarchy(X_checked)
+        if hierarchy is not None and self.method in ("tree", "linear"):
+            raise ValueError(
+                f"method={self.method!r} computes Shapley values; a hierarchy in 'groups' "
+                "asks for Owen values, which are enumerated or sampled: use method='auto', "
+                "'exact' or 'permutation'."
+            )
         if prefit:
             check_is_fitted(model)
             estimator = model
@@ -391,7 +419,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                 "expected (n,) or (n, n_outputs)."
             )
         tree_plan = None
-        if self.method in ("tree", "auto"):
+        if self.method in ("tree", "auto") and hierarchy is None:
             # Trees read numbers: a categorical column's codes (a bool's 0/1) are what a
             # tree model trained on the DataFrame splits on (XGBoost), text columns have
             # none, unless the model encodes its input itself (HistGradientBoosting); the plan's
@@ -407,7 +435,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                 raise ValueError("method='tree' cannot explain this model exactly: "
                                  + plan.rstrip("."))
         linear_plan = None
-        if self.method in ("linear", "auto") and tree_plan is None:
+        if self.method in ("linear", "auto") and tree_plan is None and hierarchy is None:
             # a model linear in its column-wise transformed inputs: closed form, checked
             # on the background like the trees
             plan = plan_linear(estimator, self.response_method, background, outputs,
@@ -433,7 +461,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                 n_background=background.shape[0], seed=random_seed,
                 evaluation_seconds=lambda: time_evaluation(
                     lambda rows: self._outputs(predict, rows), background,
-                    first_call_seconds), column_player=column_group)
+                    first_call_seconds), column_player=column_group, hierarchy=hierarchy)
             method = plan.method
         self.estimator_ = estimator
         self.background_ = background
@@ -444,6 +472,9 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         self._tree_groups = None if tree_plan is None or column_group is None else tree_plan[2]
         self._column_group = column_group
         self._group_names = group_names
+        self._hierarchy = hierarchy
+        self.hierarchy_ = (None if hierarchy is None
+                           else hierarchy.nested(self._column_names()))
         self.groups_ = (None if column_group is None else
                         {name: [self._column_names()[j]
                                  for j in np.flatnonzero(column_group == g)]
@@ -469,13 +500,24 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
     def _checked_groups(self, n_features):
         """(group names, the group of each column) of ``groups``; (None, None)
         without."""
-        if self.groups is None:
+        if self.groups is None or is_hierarchy(self.groups):
             return None, None
         names = getattr(self, "feature_names_in_", None)
         return check_groups(self.groups,
                             [f"x{j}" for j in range(n_features)] if names is None
                             else [str(name) for name in names],
                             has_names=names is not None)
+
+    def _checked_hierarchy(self, X):
+        """The :class:`Hierarchy` of a hierarchical ``groups`` over the columns of
+        ``fit``'s rows ``X``; None for flat groups or none."""
+        if not is_hierarchy(self.groups):
+            return None
+        names = getattr(self, "feature_names_in_", None)
+        return check_hierarchy(self.groups, X,
+                               [f"x{j}" for j in range(X.shape[1])] if names is None
+                               else [str(name) for name in names],
+                               has_names=names is not None)
 
     def _column_names(self):
         """The columns as ``groups_`` names them: names, else positions."""
@@ -710,6 +752,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             n_evaluations=n_evaluations, method=self.method_, interactions=inter,
             display_data=display, n_draws=n_draws,
             notes=() if getattr(self, "plan_", None) is None else self.plan_.notes,
+            clustering=(None if getattr(self, "_hierarchy", None) is None
+                        else self._hierarchy.to_linkage()),
         )
 
     def _check_tree_efficiency(self, values, base, X, feature_names, codec):

@@ -111,6 +111,10 @@ class Explanation:
     notes : tuple of str, optional
         What the reader should know about how the values were computed (e.g. a budget
         past 2^d enumerated exactly).
+    clustering : float64 (d - 1, 4), optional
+        The binary hierarchy of Owen values (``ShapleyExplainer(groups="correlation")``)
+        as a scipy linkage matrix over the features; :meth:`to_shap` passes it on, for
+        shap's bar plot to draw it. Dropped by a selection of features.
 
     Notes
     -----
@@ -151,9 +155,10 @@ class Explanation:
 
     def __init__(self, values, base_values, data, feature_names, *, std_errors=None,
                  output_names=None, n_evaluations=None, method=None, interactions=None,
-                 display_data=None, n_draws=None, notes=()):
+                 display_data=None, n_draws=None, notes=(), clustering=None):
         self.values = np.asarray(values)
         self.notes = tuple(notes)
+        self.clustering = None if clustering is None else np.asarray(clustering)
         if self.values.ndim not in (2, 3):
             raise ValueError(
                 f"The 'values' parameter of Explanation must be 2-d (n, d) or 3-d (n, d, k); "
@@ -436,6 +441,13 @@ class Explanation:
                                        positions, axis=2)
             fields["interactions"] = interactions
 
+    def _kept_clustering(self, fields):
+        """The clustering, while the features are still all of them in their order."""
+        clustering = getattr(self, "clustering", None)
+        if clustering is None or list(fields["feature_names"]) != self.feature_names:
+            return None
+        return clustering
+
     def _derived(self, fields, axes, not_additive, description) -> Explanation:
         """An explanation of ``fields`` with ``axes``; one with rows and features is
         checked by the constructor, a summary or a single feature is built as it is."""
@@ -446,10 +458,11 @@ class Explanation:
                 output_names=fields["output_names"], n_evaluations=fields["n_evaluations"],
                 method=self.method, interactions=fields["interactions"],
                 display_data=fields["display_data"], n_draws=fields["n_draws"],
-                notes=self.notes)
+                notes=self.notes, clustering=self._kept_clustering(fields))
         else:
             result = object.__new__(Explanation)
-            result.__dict__.update(fields, method=self.method, notes=self.notes)
+            result.__dict__.update(fields, method=self.method, notes=self.notes,
+                                   clustering=self._kept_clustering(fields))
         result._axes = tuple(axes)
         result._not_additive = not_additive
         result._description = description
@@ -604,6 +617,8 @@ class Explanation:
             feature_names=feature_names, output_names=output_names,
             lower_bounds=lower, upper_bounds=upper, display_data=self.display_data,
             main_effects=main_effects,
+            **({} if getattr(self, "clustering", None) is None
+               else {"clustering": self.clustering}),
         )
 
     def _is_estimated(self, row, output) -> bool:

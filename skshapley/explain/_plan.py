@@ -20,6 +20,7 @@ from skshapley.approximators import (
     resolve_sampler,
 )
 from skshapley.approximators._exact import MAX_EXACT_PLAYERS
+from skshapley.approximators._hierarchical import HIERARCHICAL, MAX_EXACT_EVALUATIONS
 from skshapley.games import MarginalGame
 from skshapley.permutations import PermutationSampler
 from skshapley.utils import chunk_rows
@@ -85,7 +86,7 @@ class ExplainPlan:
 
     @property
     def record(self):
-        return METHOD_RECORDS[self.method]
+        return HIERARCHICAL if self.method == "hierarchical" else METHOD_RECORDS[self.method]
 
     def explain_rows(self, predict, X, background, config, device=None):
         """Explain the rows of ``X`` (a joblib worker's chunk) with the model output
@@ -149,7 +150,7 @@ def time_evaluation(predict, background, first_seconds):
 
 def make_plan(method, sampler, max_evals, tol, *, n_features, n_outputs, n_background,
               seed, evaluation_seconds=None, working_memory=None,
-              column_player=None) -> ExplainPlan:
+              column_player=None, hierarchy=None) -> ExplainPlan:
     """Resolve the explainer's parameters into a plan, or raise a ``ValueError`` naming
     the parameter that cannot run (before any allocation).
 
@@ -166,6 +167,9 @@ def make_plan(method, sampler, max_evals, tol, *, n_features, n_outputs, n_backg
     column_player : int ndarray (n_features,), optional
         The group of each column: the players are then the groups (budgets, methods
         and exactness are for ``max(column_player) + 1`` players).
+    hierarchy : skshapley.utils._hierarchy.Hierarchy, optional
+        A tree over the columns: the plan then computes Owen values over it
+        (``method="hierarchical"``), exactly when enumeration fits the budget.
     """
     n_columns = n_features
     if column_player is not None:
@@ -184,6 +188,10 @@ def make_plan(method, sampler, max_evals, tol, *, n_features, n_outputs, n_backg
             f"({batch / 2**20:,.1f} MiB); set working_memory to at least {needed} "
             "(skshapley.set_config) or use a smaller background."
         )
+    if hierarchy is not None:
+        return _hierarchical_plan(method, sampler, max_evals, tol, hierarchy,
+                                  n_outputs=n_outputs, seed=seed,
+                                  working_memory=working_memory)
     budget = default_budget(d) if max_evals == "auto" else int(max_evals)
     notes = ()
     if d > MAX_EXACT_PLAYERS and d < 64 and budget > 2**d:
@@ -242,3 +250,71 @@ def make_plan(method, sampler, max_evals, tol, *, n_features, n_outputs, n_backg
                        seed=seed, n_outputs=n_outputs, rows_per_game=rows_per_game,
                        options=choice.options, notes=notes, reason=choice.reason,
                        column_player=column_player)
+
+
+HIERARCHICAL_METHODS = ("auto", "exact", "permutation")
+
+
+def _hierarchical_plan(method, sampler, max_evals, tol, hierarchy, *, n_outputs, seed,
+                       working_memory) -> ExplainPlan:
+    """The plan of Owen values over ``hierarchy``: enumeration when it fits the budget
+    (always with ``method="exact"``), else orderings consistent with the hierarchy."""
+    d = hierarchy.n_leaves
+    if method not in HIERARCHICAL_METHODS:
+        raise ValueError(
+            f"A hierarchy in 'groups' asks for Owen values, which are enumerated or "
+            f"sampled over orderings that keep every cluster together: method must be one "
+            f"of {list(HIERARCHICAL_METHODS)}; got method={method!r}."
+        )
+    if not (isinstance(sampler, str) and sampler == "auto"):
+        raise ValueError(
+            f"A hierarchy in 'groups' samples its own orderings (those that keep every "
+            f"cluster together, in antithetic pairs); leave sampler='auto', got "
+            f"sampler={sampler!r}."
+        )
+    # the count of the hierarchy's enumeration repeats some coalitions; there are no
+    # more than 2^d distinct ones (evaluated once each), which the default budget buys
+    # up to d = 10
+    need = min(hierarchy.exact_evaluations, 2**d)
+    budget = default_budget(d) if max_evals == "auto" else int(max_evals)
+    notes = ("Owen values over the hierarchy of 'groups' (Owen 1977; Winter 1989): each "
+             "cluster shares credit among its own columns first; they differ from "
+             "Shapley values unless the hierarchy is flat.",)
+    if method == "exact":
+        if need > MAX_EXACT_EVALUATIONS:
+            raise ValueError(
+                f"method='exact' needs {need} coalition evaluations per row for Owen "
+                f"values over this hierarchy, above the limit of {MAX_EXACT_EVALUATIONS}; "
+                "use method='auto' to sample them."
+            )
+        if max_evals != "auto" and budget < need:
+            raise ValueError(
+                f"max_evals={budget} is too small for method='exact': Owen values over "
+                f"this hierarchy enumerate {need} coalitions per row; increase max_evals "
+                "or use method='auto'."
+            )
+        exact = True
+    else:
+        exact = need <= budget
+        if exact and method == "permutation":
+            notes += (f"max_evals={budget} is at least the {need} coalitions that exact "
+                      "Owen values over the hierarchy need: they were enumerated.",)
+    if exact:
+        budget = need
+    else:
+        minimum = HIERARCHICAL.minimum_budget(d, 2)
+        if budget < minimum:
+            raise ValueError(
+                f"max_evals={budget} is too small for Owen values over {d} features: "
+                f"sampling needs at least {minimum} evaluations per row (one pair of "
+                f"orderings) and enumeration {need}; increase max_evals."
+            )
+        check_budget_fits("permutation", d, budget, n_outputs,
+                          working_memory=working_memory, name="max_evals")
+    per_row = HIERARCHICAL.cost(d, budget, n_outputs).memory_bytes
+    rows_per_game = 1 if tol is not None else max(1, min(ROWS_PER_GAME,
+                                                        chunk_rows(per_row, working_memory)))
+    return ExplainPlan(method="hierarchical", budget=budget, sampler=None, tol=tol,
+                       seed=seed, n_outputs=n_outputs, rows_per_game=rows_per_game,
+                       options={"hierarchy": hierarchy, "exact": exact}, notes=notes,
+                       reason="Owen values over the hierarchy given in 'groups'")

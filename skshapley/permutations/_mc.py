@@ -56,6 +56,10 @@ class Antithetic(PermutationSampler):
     def _reset_state(self):
         self._pending = None
 
+    def _forward(self, n_pairs):
+        """The first members of ``n_pairs`` pairs (uniform orderings)."""
+        return _uniform_orders(self.rng, n_pairs, self.n_players)
+
     def _random(self, n):
         rows = []
         if n and self._pending is not None:
@@ -64,7 +68,7 @@ class Antithetic(PermutationSampler):
             n -= 1
         n_pairs = (n + 1) // 2
         if n_pairs:
-            forward = _uniform_orders(self.rng, n_pairs, self.n_players)
+            forward = self._forward(n_pairs)
             pairs = np.empty((2 * n_pairs, self.n_players), dtype=np.int64)
             pairs[0::2] = forward
             pairs[1::2] = forward[:, ::-1]
