@@ -173,3 +173,17 @@ def test_a_failed_fit_leaves_the_fitted_explainer_unchanged(frame):
     with pytest.raises(ValueError):
         explainer.fit(frame)
     assert explainer.hierarchy_ == before and explainer.method_ == "hierarchical"
+
+
+def test_the_values_of_shaps_partition_explainer_at_its_full_budget(frame):
+    # shap's PartitionExplainer computes Owen values over a binary clustering; given
+    # budget enough for every node it must agree with our enumeration
+    shap = pytest.importorskip("shap")
+    Z = linkage(frame.to_numpy().T, method="complete")
+    background = frame.to_numpy()[:15]
+    ours = ShapleyExplainer(_model, groups=Z, background=background,
+                            method="exact").fit(frame).explain(frame.iloc[:3])
+    explainer = shap.PartitionExplainer(_model, shap.maskers.Partition(background,
+                                                                       clustering=Z))
+    theirs = explainer(frame.to_numpy()[:3], max_evals=10_000)
+    np.testing.assert_allclose(ours.values, theirs.values, atol=1e-10)
