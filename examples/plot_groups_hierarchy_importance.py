@@ -86,6 +86,14 @@ print(f"largest efficiency gap: {np.abs(gap).max():.1e}")
 # interactions within a group that the sum would split differently). shap users can take
 # the grouped values along: ``explanation.to_shap()`` is a ``shap.Explanation`` with
 # the group names as features, for ``shap.plots.beeswarm`` and the rest.
+try:
+    import shap
+except ImportError:  # shap is optional
+    shap = None
+if shap is not None:
+    converted = explanation.to_shap()
+    print("shap.Explanation with features", converted.feature_names)
+
 fig, ax = plt.subplots(figsize=(6, 3))
 bar(explanation, ax=ax)
 ax.set_title("mean |value| per original column (groups of one-hot columns)")
