@@ -26,6 +26,7 @@ SCRIPT = textwrap.dedent("""
                                  method="permutation", max_evals=2000, random_state=0)
     explainer.fit(X)
     in_parent = explainer.explain(X[:40]).values
+    explainer.explain(X[:160])  # chunks of 16 rows: large enough for the prange builds
     assert parallel._is_initialized, "the parent never started numba's pool"
 
     def explain(rows):
