@@ -67,6 +67,38 @@ def _enumeration_tasks(hierarchy):
     return tasks
 
 
+def _distinct_coalitions(p, tasks):
+    """The distinct coalitions of an enumeration, bit-packed (m, ceil(p / 8)), and the
+    row of each coalition it lists (∅ and N first, then each task's contexts x unions)."""
+    ends = np.zeros((2, p), dtype=bool)
+    ends[1] = True
+    # packed task by task: a thousand columns are 125 bytes a coalition, not 1000
+    packed = [np.packbits(ends, axis=1)] + [
+        np.packbits((contexts[:, None, :] | unions[None, :, :]).reshape(-1, p), axis=1)
+        for _, _, contexts, _, unions in tasks]
+    unique, inverse = np.unique(np.concatenate(packed, axis=0), axis=0, return_inverse=True)
+    return unique, inverse.reshape(-1)
+
+
+def exact_evaluations(hierarchy) -> int:
+    """Coalition evaluations of exact enumeration over ``hierarchy``: the distinct
+    coalitions it lists (counted by listing them when the hierarchy's bound is at most
+    ``MAX_EXACT_EVALUATIONS``), else that bound capped at 2^d.
+
+    Examples
+    --------
+    >>> from skshapley.utils._hierarchy import Hierarchy
+    >>> h = Hierarchy(3, ((0, 1), (3, 2)))
+    >>> h.exact_evaluations, exact_evaluations(h)  # the bound counts ∅ and N twice
+    (12, 8)
+    """
+    p = hierarchy.n_leaves
+    bound = min(hierarchy.exact_evaluations, 2**p)
+    if p == 1 or hierarchy.exact_evaluations > MAX_EXACT_EVALUATIONS:
+        return max(bound, 2)
+    return int(_distinct_coalitions(p, _enumeration_tasks(hierarchy))[0].shape[0])
+
+
 def exact_owen_values(game, hierarchy) -> ShapleyResult:
     """Exact Owen values of ``game`` over ``hierarchy`` by enumeration.
 
@@ -87,14 +119,8 @@ def exact_owen_values(game, hierarchy) -> ShapleyResult:
             f"The hierarchy has {p} players; the game has {game.n_players}."
         )
     start = game.n_evaluations
-    ends = np.zeros((2, p), dtype=bool)
-    ends[1] = True
     tasks = _enumeration_tasks(hierarchy) if p > 1 else []
-    masks = [ends] + [(contexts[:, None, :] | unions[None, :, :]).reshape(-1, p)
-                      for _, _, contexts, _, unions in tasks]
-    masks = np.concatenate(masks, axis=0)
-    unique, inverse = np.unique(np.packbits(masks, axis=1), axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    unique, inverse = _distinct_coalitions(p, tasks)
     values = as_matrix(game.values(np.unpackbits(unique, axis=1, count=p).astype(bool)))
     values = values[inverse]
     empty, grand = values[0], values[1]
@@ -171,8 +197,7 @@ def owen_values(game, hierarchy, budget=None, *, exact=None, tol=None,
         hierarchy = check_hierarchy(hierarchy, None,
                                     [str(j) for j in range(game.n_players)],
                                     has_names=False, caller="owen_values")
-    # enumeration evaluates each distinct coalition once: never more than 2^d
-    need = min(hierarchy.exact_evaluations, 2**hierarchy.n_leaves)
+    need = exact_evaluations(hierarchy)
     if exact is None:
         exact = budget is None or need <= budget
     if exact:

@@ -20,7 +20,11 @@ from skshapley.approximators import (
     resolve_sampler,
 )
 from skshapley.approximators._exact import MAX_EXACT_PLAYERS
-from skshapley.approximators._hierarchical import HIERARCHICAL, MAX_EXACT_EVALUATIONS
+from skshapley.approximators._hierarchical import (
+    HIERARCHICAL,
+    MAX_EXACT_EVALUATIONS,
+    exact_evaluations,
+)
 from skshapley.games import MarginalGame
 from skshapley.permutations import PermutationSampler
 from skshapley.utils import chunk_rows
@@ -272,10 +276,9 @@ def _hierarchical_plan(method, sampler, max_evals, tol, hierarchy, *, n_outputs,
             f"cluster together, in antithetic pairs); leave sampler='auto', got "
             f"sampler={sampler!r}."
         )
-    # the count of the hierarchy's enumeration repeats some coalitions; there are no
-    # more than 2^d distinct ones (evaluated once each), which the default budget buys
-    # up to d = 10
-    need = min(hierarchy.exact_evaluations, 2**d)
+    # each distinct coalition is evaluated once: never more than 2^d, which the default
+    # budget buys up to d = 10
+    need = exact_evaluations(hierarchy)
     budget = default_budget(d) if max_evals == "auto" else int(max_evals)
     notes = ("Owen values over the hierarchy of 'groups' (Owen 1977; Winter 1989): each "
              "cluster shares credit among its own columns first; they differ from "

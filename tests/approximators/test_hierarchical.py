@@ -10,7 +10,11 @@ import pytest
 from scipy.stats import chi2, t
 
 from skshapley.approximators import exact_shapley
-from skshapley.approximators._hierarchical import exact_owen_values, owen_values
+from skshapley.approximators._hierarchical import (
+    exact_evaluations,
+    exact_owen_values,
+    owen_values,
+)
 from skshapley.games import CallableGame, Game
 from skshapley.permutations._hierarchy import HierarchicalOrderings
 from skshapley.utils._hierarchy import Hierarchy, from_linkage, from_nested
@@ -81,7 +85,7 @@ def test_exact_equals_the_definition(name, n_outputs):
     result = exact_owen_values(game, h)
     np.testing.assert_allclose(result.values, _brute_force(h, f), atol=1e-12)
     # each distinct coalition once, no more than the hierarchy's count
-    assert result.n_evaluations == game.count <= h.exact_evaluations
+    assert result.n_evaluations == game.count == exact_evaluations(h) <= h.exact_evaluations
     # efficiency
     ends = f(np.array([[False] * 7, [True] * 7]))
     np.testing.assert_allclose(result.values.sum(axis=0), ends[1] - ends[0], atol=1e-12)
@@ -190,3 +194,18 @@ def test_a_linkage_of_the_wrong_size_is_refused():
         from_linkage(np.zeros((2, 4)), 5)
     with pytest.raises(ValueError, match="not a valid scipy linkage"):
         from_linkage(np.array([[0, 1, 1.0, 2], [0, 1, 2.0, 2]]), 3)
+
+
+def test_a_budget_that_buys_the_distinct_coalitions_enumerates():
+    # the hierarchy's bound counts some coalitions more than once; the budget is
+    # compared with the distinct ones (a complete linkage over 8 columns: 76 of them)
+    from scipy.cluster.hierarchy import linkage
+
+    X = np.random.default_rng(3).normal(size=(40, 8))
+    h = from_linkage(linkage(X.T, method="complete"), 8)
+    need = exact_evaluations(h)
+    assert need < min(h.exact_evaluations, 2**8)
+    f = _table_game(8, seed=4)
+    result = owen_values(CountingGame(f, 8), h, need, random_state=0)
+    np.testing.assert_array_equal(result.std_errors, 0.0)
+    assert result.n_evaluations == need
