@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from skshapley import cli
-from skshapley.cli import ExitCode, main
+from skshapley.cli import ExitCode, _common, _model, main
 
 FAST = ["--rows", "3", "--background", "10"]
 # For tests where the model does not matter: fits in milliseconds.
@@ -74,7 +74,7 @@ def test_defaults_are_the_documented_ones():
         None, None, None, 20, "auto", "auto", 100, "skshapley_summary.png", 0)
     assert (args.task, args.rows_from, args.values, args.model_params, args.model_file) == (
         "auto", "sample", None, None, None)
-    model = cli._load_model(None)
+    model = _model.load_model(None)
     assert type(model).__name__ == "HistGradientBoostingRegressor"
     assert model.get_params()["random_state"] == 0
 
@@ -265,10 +265,10 @@ def test_debug_shows_the_traceback(broken_model, capsys, where):
 
 
 def test_ctrl_c_exits_130(monkeypatch, capsys):
-    def interrupted(args, out):
+    def interrupted(args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "_explain", interrupted)
+    monkeypatch.setattr(cli._explain, "run", interrupted)
     assert main(["explain"]) == ExitCode.INTERRUPTED
     assert capsys.readouterr().err == "skshapley: interrupted\n"
 
@@ -391,7 +391,7 @@ def test_attribute_csv_sampled_with_error_bars(tmp_path, capsys):
 
 @pytest.mark.parametrize("args, message", [
     # bundled data: 10 features, so "auto" enumerates and never used the sampler
-    (["--sampler", "foo"], "The 'sampler' parameter must be one of ['argsort', "),
+    (["--sampler", "foo"], "The 'sampler' parameter must be one of ['antithetic', "),
     (["--random-state", "-1"], "argument --random-state: expected an integer in"),
     (["--test-size", "1.5"], "argument --test-size: expected a number in (0, 1)"),
     (["--alpha", "-1"], "argument --alpha: expected a number >= 0"),
@@ -609,7 +609,7 @@ def test_a_failed_plot_write_keeps_the_old_file_and_leaves_no_partial_one(tmp_pa
 
     figure.savefig = half_written
     with pytest.raises(cli.UsageError, match=r"cannot write --output .*No space left"):
-        cli._save_figure(figure, str(path))
+        _common.save_figure(figure, str(path))
     assert path.read_bytes() == b"old plot"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.png"]  # no temporary file
 
@@ -707,7 +707,7 @@ def test_workers_are_capped_at_the_rows_and_the_cores(tmp_path, monkeypatch, cap
     assert main([*common, "--rows", "20", "--n-jobs", "-1"]) == ExitCode.OK
     assert main([*common, "--rows", "20"]) == ExitCode.OK
     assert seen == [4, 20, 2, None]  # 1000 jobs on 4 rows started ~170 processes
-    assert cli._n_workers(-2, 100) == 1  # all cores but one, of 2
+    assert _common.n_workers(-2, 100) == 1  # all cores but one, of 2
 
 
 @pytest.mark.parametrize("spec, message", [

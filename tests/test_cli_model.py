@@ -10,8 +10,8 @@ import pytest
 from cli_helpers import one_line_error as _one_line_error
 from cli_helpers import one_openmp_thread  # noqa: F401  (autouse fixture)
 
-from skshapley import _cli_model
 from skshapley.cli import ExitCode, main
+from skshapley.cli import _model as _cli_model
 
 FAST = ["--rows", "4", "--background", "10"]
 # select's default k (5) is more than the 2 features of these files

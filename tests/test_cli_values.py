@@ -142,7 +142,7 @@ def test_unwritable_values_are_refused_before_the_work(data, tmp_path, capsys, w
 
 
 def test_a_failed_values_write_keeps_the_old_file(data, tmp_path, capsys, monkeypatch):
-    from skshapley import _cli_values
+    from skshapley.cli import _values as _cli_values
 
     path, _ = data
     values = tmp_path / "v.csv"

@@ -15,6 +15,7 @@ from skshapley import Explanation, MomentQuantileTransformer, plotting  # noqa: 
 from skshapley.approximators import permutation_shapley  # noqa: E402
 from skshapley.attribution import lsspa  # noqa: E402
 from skshapley.games import UnanimityGame  # noqa: E402
+from skshapley.plotting import _dependence  # noqa: E402
 from skshapley.sketch import MomentSketch  # noqa: E402
 
 Z95 = 1.959963984540054
@@ -182,7 +183,7 @@ def test_the_interaction_heuristic_picks_what_shap_picks(rng):
     e = Explanation(values, np.zeros(500), data, list("abcde"))
     for j in range(5):
         expected = shap.utils.approximate_interactions(j, values, data)[0]
-        ours = plotting._strongest_interaction(e, values, j, 0)
+        ours = _dependence._strongest_interaction(e, values, j, 0)
         assert ours == expected, j
 
 

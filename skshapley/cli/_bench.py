@@ -10,6 +10,19 @@ for the synthetic one. The full, peer-reviewed comparisons are the scripts in
 from __future__ import annotations
 
 import argparse
+import sys
+
+from skshapley.cli._common import (
+    ExitCode,
+    UsageError,
+    add_debug_argument,
+    check_distinct,
+    check_writable,
+    positive_int,
+    save_figure,
+    seed,
+    written_atomically,
+)
 
 DEFAULT_METHODS = "permutation:antithetic,permutation:orthogonal,kernel,surrogate"
 DEFAULT_PLAYERS = 12
@@ -22,9 +35,9 @@ MAX_ROWS = {"diabetes": 442, "unanimity": 1000}
 MAX_BUDGET = 100_000
 
 
-def add_parser(commands, helpers):
-    """Add the ``bench`` sub-command to ``commands`` (an argparse subparsers object)."""
-    bench = commands.add_parser(
+def add_parser(subparsers):
+    """Add the ``bench`` sub-command to ``subparsers`` (an argparse subparsers object)."""
+    bench = subparsers.add_parser(
         "bench", help="compare the estimators' accuracy and speed in a few seconds",
         description="Explain a few rows with each method at a few budgets (coalition "
                     "evaluations per row) and print, for each, the time per row and the "
@@ -39,7 +52,7 @@ def add_parser(commands, helpers):
     bench.add_argument("--game", choices=["diabetes", "unanimity"], default="diabetes",
                        help="diabetes (default): a fitted model's interventional game; "
                             "unanimity: a random sum of unanimity games")
-    bench.add_argument("--players", type=helpers.positive_int, default=None, metavar="D",
+    bench.add_argument("--players", type=positive_int, default=None, metavar="D",
                        help="players of --game unanimity (default 12); the diabetes game "
                             "has its 10 features and takes no --players")
     bench.add_argument("--methods", default=DEFAULT_METHODS, metavar="M,M,...",
@@ -57,10 +70,10 @@ def add_parser(commands, helpers):
     bench.add_argument("--plot", default="skshapley_bench.png", metavar="PNG",
                        help="relative error against budget (default skshapley_bench.png; "
                             "an existing file is overwritten)")
-    bench.add_argument("--random-state", type=helpers.seed, default=0,
+    bench.add_argument("--random-state", type=seed, default=0,
                        help="seed of the model, the games and the sampling (default 0)")
     bench.add_argument("--progress", action="store_true", help="show a progress bar")
-    helpers.add_debug_argument(bench)
+    add_debug_argument(bench)
     return bench
 
 
@@ -86,7 +99,7 @@ def _budgets(text):
     return values
 
 
-def _parse_methods(text, usage_error):
+def _parse_methods(text):
     from skshapley.approximators import METHODS
     from skshapley.permutations import SAMPLERS
 
@@ -95,12 +108,12 @@ def _parse_methods(text, usage_error):
         name, _, sampler = item.partition(":")
         if name not in METHODS or name in ("auto", "exact"):
             accepted = [m for m in METHODS if m not in ("auto", "exact")]
-            raise usage_error(f"--methods: unknown method {name!r}; use some of {accepted}")
+            raise UsageError(f"--methods: unknown method {name!r}; use some of {accepted}")
         if sampler and name != "permutation":
-            raise usage_error(f"--methods: {item!r}: only permutation takes a :SAMPLER")
+            raise UsageError(f"--methods: {item!r}: only permutation takes a :SAMPLER")
         if sampler and sampler not in SAMPLERS:
-            raise usage_error(f"--methods: unknown sampler {sampler!r}; use one of "
-                              f"{sorted(SAMPLERS)}")
+            raise UsageError(f"--methods: unknown sampler {sampler!r}; use one of "
+                             f"{sorted(SAMPLERS)}")
         methods.append((name, sampler or None))
     return methods
 
@@ -144,36 +157,35 @@ def _games(args):
     return "diabetes, GradientBoostingRegressor, 50 background rows", games, exact_seconds
 
 
-def run(args, out, usage_error) -> None:
+def run(args) -> int:
     """Run every (method, budget) cell, print the table, write the CSV and the plot."""
     import time
 
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
     from tqdm.auto import tqdm
 
-    from skshapley._cli_quantile import check_distinct, written_atomically
     from skshapley.approximators import shapley_values
 
-    methods = _parse_methods(args.methods, usage_error)
+    out = sys.stdout
+    methods = _parse_methods(args.methods)
     for option, path, suffixes in (("--csv", args.csv, (".csv",)),
                                    ("--plot", args.plot, (".png", ".pdf", ".svg"))):
         if path is not None:
-            _check_writable(option, path, usage_error, suffixes)
-    check_distinct([("--csv", args.csv), ("--plot", args.plot)], [], usage_error)
+            check_writable(option, path, suffixes)
+    check_distinct([("--csv", args.csv), ("--plot", args.plot)], [])
     if args.rows > MAX_ROWS[args.game]:
-        raise usage_error(f"--rows {args.rows}: the {args.game} game takes at most "
-                          f"{MAX_ROWS[args.game]} rows")
+        raise UsageError(f"--rows {args.rows}: the {args.game} game takes at most "
+                         f"{MAX_ROWS[args.game]} rows")
     if args.game != "unanimity" and args.players is not None:
-        raise usage_error(f"--players {args.players} applies only to --game unanimity; the "
-                          f"{args.game} game has one player per feature (10)")
+        raise UsageError(f"--players {args.players} applies only to --game unanimity; the "
+                         f"{args.game} game has one player per feature (10)")
     if args.players is None:
         args.players = DEFAULT_PLAYERS
     if args.game == "unanimity" and not 2 <= args.players <= 30:
-        raise usage_error(f"--players {args.players}: use 2 to 30 players")
+        raise UsageError(f"--players {args.players}: use 2 to 30 players")
     title, games, exact_seconds = _games(args)
     d = len(games[0][1])
     records = []
@@ -205,23 +217,13 @@ def run(args, out, usage_error) -> None:
 
         table = pd.DataFrame(records, columns=["method", "budget", "seconds_per_row",
                                                "relative_error", "note"])
-        with written_atomically(args.csv, "--csv", usage_error) as temporary:
+        with written_atomically(args.csv, "--csv") as temporary:
             table.to_csv(temporary, index=False)
         print(f"table written to {args.csv}", file=out)
     if args.plot is not None:
-        figure = _plot(records, title)
-        try:
-            with written_atomically(args.plot, "--plot", usage_error) as temporary:
-                figure.savefig(temporary, dpi=120, bbox_inches="tight")
-        finally:
-            plt.close(figure)
+        save_figure(_plot(records, title), args.plot, option="--plot", tight=True)
         print(f"plot written to {args.plot}", file=out)
-
-
-def _check_writable(option, path, usage_error, suffixes):
-    from skshapley._cli_quantile import _check_writable as check
-
-    check(option, path, usage_error, suffixes)
+    return ExitCode.OK
 
 
 def _print_table(out, title, d, n_rows, exact_seconds, records):

@@ -13,21 +13,21 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from skshapley._cli_quantile import written_atomically
+from skshapley.cli._common import UsageError, written_atomically
 
 
-def check_values_path(path, usage_error):
+def check_values_path(path):
     """Fail before the work if ``--values`` cannot be written where asked."""
     target = Path(path)
     if target.is_dir():
-        raise usage_error(f"--values {path!r} is a directory; give a file name such as "
-                          f"{str(target / 'values.csv')!r}")
+        raise UsageError(f"--values {path!r} is a directory; give a file name such as "
+                         f"{str(target / 'values.csv')!r}")
     if not target.parent.is_dir():
-        raise usage_error(f"--values {path!r}: directory {str(target.parent)!r} does not "
-                          "exist")
+        raise UsageError(f"--values {path!r}: directory {str(target.parent)!r} does not "
+                         "exist")
 
 
-def value_columns(feature_names, output_names, with_errors, usage_error):
+def value_columns(feature_names, output_names, with_errors):
     """The header of ``--values``; ``output_names`` is None for a model of one output.
     Refuses a header that names a column twice (a feature called ``row``)."""
     def named(name):
@@ -42,12 +42,12 @@ def value_columns(feature_names, output_names, with_errors, usage_error):
     header = ["row", *values, *errors]
     duplicates = sorted({name for name in header if header.count(name) > 1})
     if duplicates:
-        raise usage_error(f"--values: the columns {duplicates} would be written twice (a "
-                          "feature is named like a column of values); rename the feature")
+        raise UsageError(f"--values: the columns {duplicates} would be written twice (a "
+                         "feature is named like a column of values); rename the feature")
     return header
 
 
-def write_values(path, explanation, rows, with_errors, usage_error):
+def write_values(path, explanation, rows, with_errors):
     """Write ``explanation`` (of the data rows at positions ``rows``) to ``path``,
     through a temporary file renamed onto it."""
     import numpy as np
@@ -56,7 +56,7 @@ def write_values(path, explanation, rows, with_errors, usage_error):
     outputs = None
     if values.ndim == 3:
         outputs = explanation.output_names or [str(k) for k in range(values.shape[2])]
-    header = value_columns(explanation.feature_names, outputs, with_errors, usage_error)
+    header = value_columns(explanation.feature_names, outputs, with_errors)
     n_rows = values.shape[0]
     # (n, d) or (n, d, k) -> (n, d * k), feature-major as the header
     parts = [values.reshape(n_rows, -1),
@@ -68,7 +68,7 @@ def write_values(path, explanation, rows, with_errors, usage_error):
             errors = np.full(values.shape, np.nan)
         parts.append(np.asarray(errors, dtype=np.float64).reshape(n_rows, -1))
     numbers = np.hstack(parts)
-    with written_atomically(path, "--values", usage_error) as temporary, \
+    with written_atomically(path, "--values") as temporary, \
             open(temporary, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(header)

@@ -9,19 +9,32 @@ the sketch with the data's empirical CDF in the table and the PNG.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
-import stat
-import tempfile
-from pathlib import Path
+import sys
+
+from skshapley.cli._common import (
+    ExitCode,
+    UsageError,
+    add_data_arguments,
+    add_debug_argument,
+    check_distinct,
+    check_writable,
+    first_line,
+    int_at_least,
+    positive_int,
+    save_figure,
+    seed,
+    written_atomically,
+)
+from skshapley.cli._data import check_header
 
 SAMPLE_ROWS = 100_000
 DEMO_ROWS = 200_000
 
 
-def add_parser(commands, helpers):
-    """Add the ``quantile`` sub-command to ``commands`` (an argparse subparsers object)."""
-    quantile = commands.add_parser(
+def add_parser(subparsers):
+    """Add the ``quantile`` sub-command to ``subparsers`` (an argparse subparsers
+    object)."""
+    quantile = subparsers.add_parser(
         "quantile", help="quantile-normalise or bin the columns of a CSV, streamed",
         description="Fit a MomentQuantileTransformer on the numeric columns of a CSV, "
                     "reading it in chunks (so the file may be larger than memory): a "
@@ -34,15 +47,15 @@ def add_parser(commands, helpers):
         epilog="example: skshapley quantile --data my.csv --transformed my_uniform.csv "
                "--output-distribution normal",
     )
-    helpers.add_data_arguments(quantile, target=False)
+    add_data_arguments(quantile, target=False)
     quantile.add_argument("--columns", metavar="A,B,...",
                           help="comma-separated columns to transform (default: all)")
     quantile.add_argument("--output-distribution", choices=["uniform", "normal"],
                           default="uniform",
                           help="distribution of the transformed values (default uniform)")
-    quantile.add_argument("--n-bins", type=helpers.int_at_least(2), default=None, metavar="N",
+    quantile.add_argument("--n-bins", type=int_at_least(2), default=None, metavar="N",
                           help="bin each column into N quantile bins (0..N-1) instead")
-    quantile.add_argument("--n-moments", type=helpers.positive_int, default=10,
+    quantile.add_argument("--n-moments", type=positive_int, default=10,
                           metavar="L", help="moments kept per column, 1-20 (default 10)")
     quantile.add_argument("--transformed", metavar="CSV",
                           help="write the transformed columns here (other columns are "
@@ -61,13 +74,13 @@ def add_parser(commands, helpers):
                                "overwritten)")
     quantile.add_argument("--feature", metavar="COL",
                           help="column drawn in --plot (default: the first)")
-    quantile.add_argument("--chunksize", type=helpers.positive_int, default=100_000,
+    quantile.add_argument("--chunksize", type=positive_int, default=100_000,
                           metavar="ROWS", help="rows read at a time (default 100000)")
-    quantile.add_argument("--random-state", type=helpers.seed, default=0,
+    quantile.add_argument("--random-state", type=seed, default=0,
                           help="seed of the synthetic data and the row sample (default 0)")
     quantile.add_argument("--progress", action="store_true",
                           help="show a progress bar over chunks")
-    helpers.add_debug_argument(quantile)
+    add_debug_argument(quantile)
     return quantile
 
 
@@ -97,7 +110,7 @@ def _demo_frame(random_state):
     })
 
 
-def _chunks(args, usage_error):
+def _chunks(args):
     """(iterator of DataFrame chunks, source name); the first chunk is read eagerly."""
     import pandas as pd
 
@@ -109,43 +122,24 @@ def _chunks(args, usage_error):
     try:
         reader = pd.read_csv(args.data, chunksize=args.chunksize)
     except FileNotFoundError:
-        raise usage_error(f"cannot read {args.data!r}: no such file") from None
+        raise UsageError(f"cannot read {args.data!r}: no such file") from None
     except (OSError, UnicodeDecodeError, pd.errors.ParserError,
             pd.errors.EmptyDataError) as err:
-        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise usage_error(f"cannot read {args.data!r} as CSV: {reason}") from None
-    check_header(args.data, usage_error)
-    return _checked_reader(reader, args.data, usage_error), args.data
+        raise UsageError(f"cannot read {args.data!r} as CSV: {first_line(err)}") from None
+    check_header(args.data)
+    return _checked_reader(reader, args.data), args.data
 
 
-def check_header(path, usage_error):
-    """Refuse a CSV header that names a column twice. pandas renames the second ``y`` to
-    ``y.1``, so the header is read here: otherwise a copy of the target would become a
-    feature."""
-    import csv
-
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as handle:
-            header = next(csv.reader(handle), [])
-    except (OSError, UnicodeDecodeError, csv.Error):
-        return  # pandas has read it; its message would be the one to give
-    duplicates = sorted({name for name in header if header.count(name) > 1})
-    if duplicates:
-        raise usage_error(f"duplicate column names in {path!r}: {duplicates}; give every "
-                          "column its own name")
-
-
-def _checked_reader(reader, path, usage_error):
+def _checked_reader(reader, path):
     import pandas as pd
 
     try:
         yield from reader
     except (OSError, UnicodeDecodeError, pd.errors.ParserError) as err:
-        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise usage_error(f"cannot read {path!r} as CSV: {reason}") from None
+        raise UsageError(f"cannot read {path!r} as CSV: {first_line(err)}") from None
 
 
-def _select_columns(frame, args, source, usage_error):
+def _select_columns(frame, args, source):
     from pandas.api.types import is_numeric_dtype
 
     if args.columns is None:
@@ -154,27 +148,27 @@ def _select_columns(frame, args, source, usage_error):
         columns = [c.strip() for c in args.columns.split(",") if c.strip()]
         unknown = [c for c in columns if c not in frame.columns]
         if unknown or not columns:
-            raise usage_error(f"--columns {unknown or args.columns!r}: not in {source!r}; "
-                              f"its columns are {list(frame.columns)}")
+            raise UsageError(f"--columns {unknown or args.columns!r}: not in {source!r}; "
+                             f"its columns are {list(frame.columns)}")
     text = [c for c in columns if not is_numeric_dtype(frame[c])]
     if text:
-        raise usage_error(f"non-numeric columns in {source!r}: {text}; pick numeric ones "
-                          "with --columns")
+        raise UsageError(f"non-numeric columns in {source!r}: {text}; pick numeric ones "
+                         "with --columns")
     return columns
 
 
-def _check_chunk(chunk, columns, source, usage_error):
+def _check_chunk(chunk, columns, source):
     import numpy as np
     from pandas.api.types import is_numeric_dtype
 
     text = [c for c in columns if not is_numeric_dtype(chunk[c])]
     if text:
-        raise usage_error(f"non-numeric values in columns {text} of {source!r}")
+        raise UsageError(f"non-numeric values in columns {text} of {source!r}")
     values = chunk[columns].to_numpy(dtype=np.float64)
     infinite = [c for c, bad in zip(columns, np.isinf(values).any(axis=0), strict=True)
                 if bad]
     if infinite:
-        raise usage_error(f"infinite values in columns {infinite} of {source!r}")
+        raise UsageError(f"infinite values in columns {infinite} of {source!r}")
     return values
 
 
@@ -197,113 +191,35 @@ class _Sample:
         self.rows, self.keys = rows, keys
 
 
-def _is_special(path):
-    """Whether ``path`` exists and is no regular file (a device or a pipe: /dev/null)."""
-    try:
-        return not stat.S_ISREG(os.stat(path).st_mode)
-    except OSError:
-        return False
-
-
-def same_file(path, other):
-    """Whether two paths name one regular file: the same file when both exist
-    (``os.path.samefile``: hard links, symbolic links), else the same resolved path."""
-    if _is_special(path) or _is_special(other):
-        return False  # /dev/null twice is two writes that overwrite nothing
-    try:
-        return os.path.samefile(path, other)
-    except OSError:
-        return Path(path).resolve() == Path(other).resolve()
-
-
-def check_distinct(outputs, inputs, usage_error):
-    """Refuse an output that is an input or another output: ``--transformed a.csv`` of
-    ``--data a.csv`` would truncate the file being read. Both are (option, path) pairs;
-    a path may be None (not given)."""
-    seen = [(option, path) for option, path in inputs if path is not None]
-    for option, path in outputs:
-        if path is None:
-            continue
-        for other_option, other in seen:
-            if same_file(path, other):
-                raise usage_error(f"{option} {path!r} is the same file as {other_option} "
-                                  f"{other!r}; write it elsewhere")
-        seen.append((option, path))
-
-
-@contextlib.contextmanager
-def written_atomically(path, option, usage_error):
-    """Yield a temporary path beside ``path``, renamed onto it (``os.replace``) once the
-    block ends, so Ctrl-C or a full disk leaves no partial file and the old one stays;
-    an ``OSError`` becomes a one-line ``usage_error`` naming ``option``. A device or a
-    pipe (/dev/null, /dev/stdout) is written in place: a rename would replace it."""
-    if _is_special(path):
-        try:
-            yield path
-        except OSError as err:
-            raise usage_error(f"cannot write {option} {path!r}: {err.strerror or err}") from None
-        return
-    target = Path(os.path.realpath(path))  # through a symbolic link, as open() writes
-    temporary = None
-    try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix,
-                                             dir=target.parent)
-        os.close(handle)
-        # mkstemp's file is private (0600); give the output the mode open() would
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, stat.S_IMODE(os.stat(target).st_mode) if target.exists()
-                 else 0o666 & ~umask)
-        yield temporary
-        os.replace(temporary, target)
-        temporary = None
-    except OSError as err:
-        raise usage_error(f"cannot write {option} {path!r}: {err.strerror or err}") from None
-    finally:
-        if temporary is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-
-
-def _check_writable(option, path, usage_error, suffixes):
-    target = Path(path)
-    if target.is_dir():
-        raise usage_error(f"{option} {path!r} is a directory; give a file name")
-    if not target.parent.is_dir():
-        raise usage_error(f"{option} {path!r}: directory {str(target.parent)!r} does not exist")
-    if suffixes and target.suffix.lower() not in suffixes:
-        raise usage_error(f"{option} {path!r}: expected a {' or '.join(suffixes)} file")
-
-
-def run(args, out, usage_error) -> None:
+def run(args) -> int:
     """Fit, print the table, write the requested files."""
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
     from tqdm.auto import tqdm
 
     from skshapley import MomentQuantileTransformer
     from skshapley.plotting import quantile_sketch
 
+    out = sys.stdout
     if args.n_moments > 20:
-        raise usage_error(f"--n-moments {args.n_moments}: at most 20 moments are supported")
+        raise UsageError(f"--n-moments {args.n_moments}: at most 20 moments are supported")
     for option, path, suffixes in (("--transformed", args.transformed, (".csv",)),
                                    ("--quantiles", args.quantiles, (".csv",)),
                                    ("--plot", args.plot, (".png", ".pdf", ".svg"))):
         if path is not None:
-            _check_writable(option, path, usage_error, suffixes)
+            check_writable(option, path, suffixes)
     check_distinct([("--transformed", args.transformed), ("--quantiles", args.quantiles),
-                    ("--plot", args.plot)], [("--data", args.data)], usage_error)
-    chunks, source = _chunks(args, usage_error)
+                    ("--plot", args.plot)], [("--data", args.data)])
+    chunks, source = _chunks(args)
     first = next(chunks, None)
     if first is None or len(first) == 0:
-        raise usage_error(f"{source!r} has no data rows")
-    columns = _select_columns(first, args, source, usage_error)
+        raise UsageError(f"{source!r} has no data rows")
+    columns = _select_columns(first, args, source)
     if args.feature is not None and args.feature not in columns:
-        raise usage_error(f"--feature {args.feature!r} is not among the transformed columns "
-                          f"{columns}")
+        raise UsageError(f"--feature {args.feature!r} is not among the transformed columns "
+                         f"{columns}")
     transformer = MomentQuantileTransformer(
         output_distribution=args.output_distribution, n_moments=args.n_moments,
         n_bins=args.n_bins)
@@ -312,7 +228,7 @@ def run(args, out, usage_error) -> None:
     bar = tqdm(desc="sketching", unit="rows", disable=not args.progress, leave=False)
     try:
         for chunk in _prepend(first, chunks):
-            values = _check_chunk(chunk, columns, source, usage_error)
+            values = _check_chunk(chunk, columns, source)
             transformer.partial_fit(values)
             sample.add(values)
             n_rows += values.shape[0]
@@ -322,12 +238,12 @@ def run(args, out, usage_error) -> None:
     if np.any(transformer.n_samples_seen_ == 0):
         empty = [c for c, n in zip(columns, transformer.n_samples_seen_, strict=True)
                  if n == 0]
-        raise usage_error(f"columns {empty} of {source!r} have no finite values")
+        raise UsageError(f"columns {empty} of {source!r} have no finite values")
     if args.n_bins is not None and args.n_bins > n_rows:
         # The bin edges take n_bins + 1 numbers per column: --n-bins 1000000000 asked
         # for 7.45 GiB. More bins than rows leaves bins empty anyway.
-        raise usage_error(f"--n-bins {args.n_bins} is more than the {n_rows} rows of "
-                          f"{source!r}; use at most {n_rows} bins")
+        raise UsageError(f"--n-bins {args.n_bins} is more than the {n_rows} rows of "
+                         f"{source!r}; use at most {n_rows} bins")
     # the default 1,000 quantiles cannot exceed the rows (the library warns, as
     # QuantileTransformer does; here there is no option to set)
     transformer.set_params(n_quantiles=min(transformer.n_quantiles, n_rows))
@@ -341,11 +257,11 @@ def run(args, out, usage_error) -> None:
 
         frame = pd.DataFrame(estimated, columns=columns)
         frame.insert(0, "probability", probabilities)
-        with written_atomically(args.quantiles, "--quantiles", usage_error) as temporary:
+        with written_atomically(args.quantiles, "--quantiles") as temporary:
             frame.to_csv(temporary, index=False)
         print(f"quantiles written to {args.quantiles}", file=out)
     if args.transformed is not None:
-        _write_transformed(args, transformer, columns, source, usage_error, n_rows)
+        _write_transformed(args, transformer, columns, source, n_rows)
         print(f"transformed rows written to {args.transformed}", file=out)
     if args.plot is not None:
         feature = columns.index(args.feature) if args.feature is not None else 0
@@ -354,13 +270,10 @@ def run(args, out, usage_error) -> None:
         if sample.rows.shape[0] < n_rows:
             ax.legend(loc="lower right", fontsize="small", title=f"data: a sample of "
                       f"{sample.rows.shape[0]} of {n_rows} rows", title_fontsize="small")
-        try:
-            with written_atomically(args.plot, "--plot", usage_error) as temporary:
-                ax.figure.savefig(temporary, dpi=120, bbox_inches="tight")
-        finally:
-            plt.close(ax.figure)
+        save_figure(ax.figure, args.plot, option="--plot", tight=True)
         print(f"sketch vs empirical CDF of {columns[feature]!r} written to {args.plot}",
               file=out)
+    return ExitCode.OK
 
 
 def _prepend(first, rest):
@@ -408,18 +321,18 @@ def _print_table(out, source, n_rows, columns, transformer, probabilities, estim
           f"solved from the moments{note}", file=out)
 
 
-def _write_transformed(args, transformer, columns, source, usage_error, n_rows):
+def _write_transformed(args, transformer, columns, source, n_rows):
     from tqdm.auto import tqdm
 
-    chunks, _ = _chunks(args, usage_error)
+    chunks, _ = _chunks(args)
     header = True
-    with written_atomically(args.transformed, "--transformed", usage_error) as temporary, \
+    with written_atomically(args.transformed, "--transformed") as temporary, \
             open(temporary, "w", newline="") as handle, \
             tqdm(total=n_rows, desc="transforming", unit="rows", disable=not args.progress,
                  leave=False) as bar:
         for chunk in chunks:
             chunk = chunk.copy()
-            values = _check_chunk(chunk, columns, source, usage_error)
+            values = _check_chunk(chunk, columns, source)
             chunk[columns] = transformer.transform(values)
             chunk.to_csv(handle, index=False, header=header)
             header = False
