@@ -16,24 +16,19 @@ from skshapley.approximators._common import (
 )
 from skshapley.approximators._records import MethodCost, MethodRecord
 from skshapley.approximators._result import ShapleyResult
-from skshapley.approximators._risk import (
-    ReplicateCovariance,
-    RunningCovariance,
-    overall_error_quantile,
-    small_sample_inflation,
+from skshapley.approximators._sequential import (
+    RISK_DRAWS,  # noqa: F401 (imported from here by earlier code)
+    SequentialEstimate,
+    run_sequential,
 )
 from skshapley.backends import get_backend
-from skshapley.permutations import SAMPLERS, PermutationSampler, SequentialBayesianQuadrature
+from skshapley.permutations import SAMPLERS, PermutationSampler, build_sampler
 from skshapley.utils import as_generator, check_budget, chunk_rows
 
 # Draws (independent blocks of orderings) between two checks of the stopping rule
 # when `tol` is set. Small, because an explained row's budget is often a few hundred
 # orderings; without `tol` every ordering goes into one batch (one model call per chunk).
 DEFAULT_CHECK_INTERVAL = 16
-# Gaussian draws behind each overall error quantile (D in Bell, Devanathan & Boyd 2024,
-# Sec. 3.6; the authors' later scripts use 4096).
-RISK_DRAWS = 4096
-_WEIGHTED_SAMPLERS = (SequentialBayesianQuadrature,)
 
 
 def check_sampler(sampler, n_players: int):
@@ -48,19 +43,7 @@ def check_sampler(sampler, n_players: int):
 
 def make_sampler(sampler, n_players: int, rng) -> PermutationSampler:
     """Build a sampler from a name, or check a sampler instance."""
-    if isinstance(sampler, PermutationSampler):
-        if sampler.n_players != n_players:
-            raise ValueError(
-                f"sampler {sampler!r} draws orderings of {sampler.n_players} players; the "
-                f"game has {n_players}."
-            )
-        return sampler
-    if sampler not in SAMPLERS:
-        raise ValueError(
-            f"The 'sampler' parameter must be one of {sorted(SAMPLERS)} or a "
-            f"PermutationSampler instance; got {sampler!r}."
-        )
-    return SAMPLERS[sampler](n_players, rng=rng)
+    return build_sampler(sampler, n_players, rng=rng, caller="the game")
 
 
 def draws_in_memory(n_players: int, block: int, n_outputs: int = 1,
@@ -154,7 +137,7 @@ def permutation_shapley(
     # streams (QMC, herding), or fewer than two blocks, fall back to units as draws with
     # the i.i.d. formulas, flagged as heuristic.
     block = sampler.block_size
-    replicates = getattr(sampler, "replicates", None)
+    replicates = sampler.replicates
     risk_is_heuristic = block is None or (block > unit and n_orders_max < 2 * block)
     if risk_is_heuristic:
         block = unit
@@ -190,88 +173,30 @@ def permutation_shapley(
     # in working_memory, so any budget runs (in several game calls when it is large).
     n_outputs = getattr(game, "n_outputs_hint", 1)
     check_interval = min(check_interval, draws_in_memory(d, block, n_outputs))
-    kernels = get_backend()
-    endpoints = np.zeros((2, d), dtype=bool)
-    endpoints[1] = True
-    trackers = weighted_sum = empty = grand = None
-    weighted = sampler.weights is not None or isinstance(sampler, _WEIGHTED_SAMPLERS)
-    kept = []  # contributions of every ordering, for quadrature weights known only at the end
-    history, history_evaluations, history_values, history_std_errors = [], [], [], []
-    n_draws = 0
-    converged = None if tol is None else False
-    def evaluate(orders):
-        """Marginal contributions (n, d, k) of a batch of orderings, in one game call."""
-        nonlocal empty, grand, trackers, weighted_sum, error, n_outputs
-        n_orders = orders.shape[0]
-        coalitions = np.empty((n_orders, d - 1, d), dtype=bool)
-        kernels.prefix_coalitions(orders, coalitions)
-        coalitions = coalitions.reshape(-1, d)
-        if empty is None:
-            # v(∅) and v(N) ride along with the first batch: one model call, not two.
-            values = as_matrix(game.values(np.concatenate([endpoints, coalitions])))
-            empty, grand, inner = values[0], values[1], values[2:]
-            n_outputs = empty.shape[0]
-            trackers = [ReplicateCovariance(d, replicates) if replicates
-                        else RunningCovariance(d) for _ in range(n_outputs)]
-            weighted_sum = np.zeros((d, n_outputs))
-            error = np.full(n_outputs, np.inf)
-        else:
-            inner = as_matrix(game.values(coalitions))
-        path = np.empty((n_orders, d + 1, n_outputs))
-        path[:, 0] = empty
-        path[:, d] = grand
-        path[:, 1:d] = inner.reshape(n_orders, d - 1, n_outputs)
-        contributions = np.empty((n_orders, d, n_outputs))
-        kernels.accumulate_permutation_marginals(orders, path, contributions)
-        weighted_sum += contributions.sum(axis=0)
-        if weighted:
-            kept.append(contributions)
-        return contributions
+    chains = _Chains(game, sampler, d)
 
-    def running_estimate(n_orders):
-        """The (d, k) estimate from the first ``n_orders`` orderings."""
-        if not weighted:
-            return weighted_sum / n_orders
-        weights = np.asarray(sampler.weights, dtype=np.float64)[-n_orders:]
-        return np.einsum("k,kdo->do", weights / weights.sum(), np.concatenate(kept))
-
-    n_outputs = error = None
-    while n_draws < max_draws:
-        batch_draws = min(check_interval, max_draws - n_draws)
-        contributions = evaluate(np.ascontiguousarray(sampler.random(batch_draws * block)))
+    def draw(n_draws):
+        contributions = chains.contributions(n_draws, block)
         if replicates:
-            rounds = contributions.reshape(batch_draws, block, d, n_outputs)
-            for output, tracker in enumerate(trackers):
-                tracker.update(rounds[..., output])
-        else:
-            # One draw = the mean of one independent block (an antithetic pair).
-            draws = contributions.reshape(batch_draws, block, d, n_outputs).mean(axis=1)
-            for output, tracker in enumerate(trackers):
-                tracker.update(draws[:, :, output])
-        n_draws += batch_draws
-        last = n_draws >= max_draws
-        if n_draws >= 2 and (not replicates or replicates >= 2) and (every_check or last):
-            # The same Gaussian draws serve every output, so an output's error estimate
-            # does not depend on which other outputs share the game.
-            normal_draws = risk_rng.standard_normal((RISK_DRAWS, d))
-            error = np.array([
-                overall_error_quantile(quantile_level=quantile_level,
-                                       normal_draws=normal_draws,
-                                       eigenvalues=t.covariance_eigenvalues())
-                for t in trackers
-            ])
-            # Few draws: widen the Gaussian quantile by t_{K-1} / z, the small-sample
-            # inflation (factor 1.42 at K = 5 pairs, 1.02 at K = 64).
-            error *= small_sample_inflation(replicates or n_draws, quantile_level)
-            history.append(float(error.max()))
-            # The running estimate and its standard errors, for convergence plots.
-            history_evaluations.append(game.n_evaluations - start)
-            history_values.append(squeeze_outputs(running_estimate(n_draws * block), game))
-            history_std_errors.append(squeeze_outputs(
-                np.stack([t.std_errors() for t in trackers], axis=1), game))
-            if tol is not None and error.max() < tol:
-                converged = True
-                break
+            return contributions.reshape(n_draws, block, d, chains.n_outputs)
+        # One draw = the mean of one independent block (an antithetic pair).
+        return contributions.reshape(n_draws, block, d, chains.n_outputs).mean(axis=1)
+
+    history, history_evaluations, history_values, history_std_errors = [], [], [], []
+    estimate = SequentialEstimate(d, replicates=replicates, quantile_level=quantile_level,
+                                  risk_rng=risk_rng)
+
+    def record(n_draws, error):
+        if error is None:
+            return
+        history.append(float(error.max()))
+        # The running estimate and its standard errors, for convergence plots.
+        history_evaluations.append(game.n_evaluations - start)
+        history_values.append(squeeze_outputs(chains.estimate(n_draws * block), game))
+        history_std_errors.append(squeeze_outputs(estimate.std_errors(), game))
+
+    n_draws, converged = run_sequential(draw, estimate, max_draws, check_interval, tol=tol,
+                                        assess_every_check=every_check, on_check=record)
 
     # Orderings left over after the last whole block (orthogonal frames of 2(d - 1)) still
     # improve the estimate; the block statistics then describe n / block effective blocks.
@@ -279,20 +204,16 @@ def permutation_shapley(
     if replicates:
         leftover = 0  # a partial round would weight some replicates more than others
     if leftover:
-        evaluate(np.ascontiguousarray(sampler.random(leftover)))
+        chains.contributions(leftover, 1)
     n_orders_used = n_draws * block + leftover
     spread_scale = np.sqrt(n_draws * block / n_orders_used)
-    error = error * spread_scale
+    error = estimate.error * spread_scale
     # Sum then divide: the d contributions of every ordering telescope, so the estimate
-    # sums to v(N) - v(∅) up to rounding (efficiency).
-    phi = weighted_sum / n_orders_used
-    if weighted:
-        # Quadrature weights (SBQ) depend on the whole sample; they sum to one, so the
-        # weighted estimate is efficient too.
-        weights = np.asarray(sampler.weights, dtype=np.float64)[-n_orders_used:]
-        phi = np.einsum("k,kdo->do", weights / weights.sum(), np.concatenate(kept))
-        risk_is_heuristic = True
-    std_errors = np.stack([t.std_errors() for t in trackers], axis=1) * spread_scale
+    # sums to v(N) - v(∅) up to rounding (efficiency). Quadrature weights (SBQ) depend on
+    # the whole sample; they sum to one, so the weighted estimate is efficient too.
+    phi = chains.estimate(n_orders_used)
+    risk_is_heuristic = risk_is_heuristic or sampler.is_weighted
+    std_errors = estimate.std_errors() * spread_scale
     return ShapleyResult(
         values=squeeze_outputs(phi, game),
         std_errors=squeeze_outputs(std_errors, game),
@@ -300,8 +221,8 @@ def permutation_shapley(
         n_evaluations=game.n_evaluations - start,
         converged=converged,
         method="permutation",
-        empty_value=scalar_or_array(empty, game),
-        grand_value=scalar_or_array(grand, game),
+        empty_value=scalar_or_array(chains.empty, game),
+        grand_value=scalar_or_array(chains.grand, game),
         n_permutations=n_orders_used,
         n_draws=replicates or n_draws,
         quantile_level=quantile_level,
@@ -311,6 +232,56 @@ def permutation_shapley(
         history_values=tuple(history_values),
         history_std_errors=tuple(history_std_errors),
     )
+
+
+class _Chains:
+    """The orderings of one run and their marginal contributions: each batch of
+    orderings is evaluated in one game call, v(∅) and v(N) riding along with the first."""
+
+    def __init__(self, game, sampler, d):
+        self.game, self.sampler, self.d = game, sampler, d
+        self.kernels = get_backend()
+        self.empty = self.grand = self.weighted_sum = self.n_outputs = None
+        self.kept = []  # every ordering's contributions, for quadrature weights
+
+    def contributions(self, n_blocks, block):
+        """Marginal contributions (n, d, k) of the next ``n_blocks * block``
+        orderings."""
+        first_call = self.empty is None
+        orders = np.ascontiguousarray(self.sampler.random(n_blocks * block))
+        d, game = self.d, self.game
+        n_orders = orders.shape[0]
+        coalitions = np.empty((n_orders, d - 1, d), dtype=bool)
+        self.kernels.prefix_coalitions(orders, coalitions)
+        coalitions = coalitions.reshape(-1, d)
+        if first_call:
+            endpoints = np.zeros((2, d), dtype=bool)
+            endpoints[1] = True
+            # v(∅) and v(N) ride along with the first batch: one model call, not two.
+            values = as_matrix(game.values(np.concatenate([endpoints, coalitions])))
+            self.empty, self.grand, inner = values[0], values[1], values[2:]
+            self.n_outputs = self.empty.shape[0]
+            self.weighted_sum = np.zeros((d, self.n_outputs))
+        else:
+            inner = as_matrix(game.values(coalitions))
+        k = self.n_outputs
+        path = np.empty((n_orders, d + 1, k))
+        path[:, 0] = self.empty
+        path[:, d] = self.grand
+        path[:, 1:d] = inner.reshape(n_orders, d - 1, k)
+        contributions = np.empty((n_orders, d, k))
+        self.kernels.accumulate_permutation_marginals(orders, path, contributions)
+        self.weighted_sum += contributions.sum(axis=0)
+        if self.sampler.is_weighted:
+            self.kept.append(contributions)
+        return contributions
+
+    def estimate(self, n_orders):
+        """The (d, k) estimate from the first ``n_orders`` orderings."""
+        if not self.sampler.is_weighted:
+            return self.weighted_sum / n_orders
+        weights = np.asarray(self.sampler.weights, dtype=np.float64)[-n_orders:]
+        return np.einsum("k,kdo->do", weights / weights.sum(), np.concatenate(self.kept))
 
 
 def _permutation_cost(n_players, budget, n_outputs):

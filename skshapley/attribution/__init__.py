@@ -1,5 +1,6 @@
 """Shapley attribution of a fitted model's performance to its features."""
 
-from skshapley.attribution._lsspa import AttributionResult, PermutohedronNormal, lsspa
+from skshapley.attribution._lsspa import AttributionResult, lsspa
+from skshapley.permutations import PermutohedronNormal
 
 __all__ = ["AttributionResult", "PermutohedronNormal", "lsspa"]

@@ -9,13 +9,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from skshapley.approximators._risk import (
-    ReplicateCovariance,
-    RunningCovariance,
-    feature_error_quantiles,
-    overall_error_quantile,
-    small_sample_inflation,
-)
+from skshapley.approximators._risk import feature_error_quantiles, small_sample_inflation
+from skshapley.approximators._sequential import SequentialEstimate, run_sequential
 from skshapley.backends import get_backend
 from skshapley.games._least_squares import (
     LeastSquaresGame,
@@ -27,17 +22,18 @@ from skshapley.games._least_squares import (
     reduce_factors,
     subset_gains,
 )
-from skshapley.permutations import ArgsortSobol, MonteCarlo, PermutationSampler, SobolSphere
-from skshapley.permutations._sphere import zero_sum_basis
+from skshapley.permutations import (
+    ALIASES,
+    SAMPLERS,
+    PermutationSampler,
+    PermutohedronNormal,  # noqa: F401 (skshapley.attribution.PermutohedronNormal)
+    build_sampler,
+)
 from skshapley.utils import as_generator
 
 METHODS = ("auto", "exact", "permutation")
-SAMPLERS = ("argsort", "permutohedron", "sobol_sphere", "mc")
 # Subset enumeration stores 2^p values: 2^25 doubles are 256 MiB.
 EXACT_MAX_FEATURES = 25
-# Gaussian draws behind the overall error quantile (D in Bell, Devanathan & Boyd 2024,
-# Sec. 3.6; the authors' later scripts use 4096).
-RISK_DRAWS = 4096
 
 
 @dataclass(frozen=True)
@@ -119,75 +115,14 @@ class AttributionResult:
                 f"converged={self.converged})")
 
 
-class PermutohedronNormal(PermutationSampler):
-    """Permutohedron QMC as in the code of Bell, Devanathan & Boyd (2024, Sec. 3.5): normal
-    QMC points of R^{p-1} (Box-Muller on scrambled Sobol), normalised, mapped to the
-    sum-zero hyperplane of R^p by the Helmert basis, argsorted. Each row is uniform by
-    symmetry. ``replicates`` R >= 2 gives R independent scramblings read round-robin
-    (randomised QMC: each replicate's mean is one independent draw of the error
-    estimate).
-
-    Examples
-    --------
-    >>> from skshapley.attribution import PermutohedronNormal
-    >>> PermutohedronNormal(4, rng=0).random(2).shape
-    (2, 4)
-    """
-
-    block_size = None
-
-    def __init__(self, n_players, *, rng=None, replicates=None):
-        from scipy.stats import qmc
-
-        super().__init__(n_players, rng=rng)
-        self.replicates = replicates
-        seeds = self.rng.spawn(replicates) if replicates else [self.rng]
-        dim = max(n_players - 1, 1)
-        self._engines = [qmc.MultivariateNormalQMC(np.zeros(dim), inv_transform=False,
-                                                   seed=seed) for seed in seeds]
-        self._basis = zero_sum_basis(n_players) if n_players >= 2 else None
-
-    def _reset_state(self):
-        for engine in self._engines:
-            engine.reset()
-
-    def _random(self, n):
-        import warnings
-
-        d = self.n_players
-        if d == 1:
-            return np.zeros((n, 1), dtype=np.int64)
-        count = len(self._engines)
-        rows = np.arange(self.num_generated, self.num_generated + n) % count
-        points = np.empty((n, d - 1))
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="The balance properties of Sobol")
-            for r, engine in enumerate(self._engines):
-                mine = rows == r
-                if mine.any():
-                    points[mine] = engine.random(int(mine.sum()))
-        points /= np.linalg.norm(points, axis=1, keepdims=True)
-        return np.argsort(points @ self._basis, axis=1, kind="stable").astype(np.int64)
-
-
 def _make_sampler(sampler, p, rng, replicates):
-    if isinstance(sampler, PermutationSampler):
-        if sampler.n_players != p:
-            raise ValueError(f"sampler {sampler!r} draws orderings of {sampler.n_players} "
-                             f"features; the data have {p}.")
-        return sampler, getattr(sampler, "replicates", None), type(sampler).__name__
-    if sampler not in SAMPLERS:
-        raise ValueError(f"The 'sampler' parameter must be one of {list(SAMPLERS)}, a "
-                         f"PermutationSampler or an int array of orderings (n, {p}); got "
-                         f"{sampler!r}.")
-    if sampler == "mc":
-        return MonteCarlo(p, rng=rng), None, sampler
+    """(sampler, its replicates, the name results report) from the one sampler table."""
     if replicates is not None and replicates < 2:
         replicates = None  # a single stream: i.i.d. formulas, flagged heuristic
-    cls = {"argsort": ArgsortSobol, "permutohedron": PermutohedronNormal,
-           "sobol_sphere": SobolSphere}[sampler]
-    instance = cls(p, rng=rng, replicates=replicates)
-    return instance, getattr(instance, "replicates", None), sampler
+    instance = build_sampler(sampler, p, rng=rng, replicates=replicates, caller="the data")
+    name = (type(sampler).__name__ if isinstance(sampler, PermutationSampler)
+            else sampler)
+    return instance, instance.replicates, name
 
 
 class _FixedOrders(PermutationSampler):
@@ -361,15 +296,18 @@ def lsspa(X_train, X_test=None, y_train=None, y_test=None, *, alpha=0.0, method=
         "exact" enumerates all 2^p subsets (p <= 25); "auto" does so when
         ``2**p <= max_samples * p`` (enumeration then costs less than the sampling
         budget), else samples chains.
-    sampler : {"argsort", "permutohedron", "sobol_sphere", "mc"}, PermutationSampler or int
-        array (n, p), default="argsort"
-        "argsort": argsort of scrambled Sobol points (the QMC of Sec. 3.5 of [1]_);
-        "permutohedron": the authors' code's permutohedron QMC (normal QMC on the sphere,
-        Helmert basis); "sobol_sphere": the area-preserving construction of Mitchell et
-        al. (:class:`skshapley.permutations.SobolSphere`); "mc": i.i.d. uniform orderings.
+    sampler : str, PermutationSampler or int array (n, p), default="argsort"
+        A name of ``skshapley.permutations.SAMPLERS`` (the samplers of
+        ``shapley_values`` and ``ShapleyExplainer``), or one of ls-spa's names:
+        "argsort" (= "argsort_sobol"): argsort of scrambled Sobol points (the QMC of
+        Sec. 3.5 of [1]_); "permutohedron": the authors' code's permutohedron QMC
+        (normal QMC on the sphere, Helmert basis); "sobol_sphere" (= "sobol"): the
+        area-preserving construction of Mitchell et al.
+        (:class:`skshapley.permutations.SobolSphere`); "mc": i.i.d. uniform orderings.
         An array gives the chains to use (``max_samples`` becomes its length).
     replicates : int or None, default=8
-        Independent randomisations R of a QMC sampler. Their means are the draws of the
+        Independent randomisations R of a randomised QMC sampler ("argsort_sobol",
+        "sobol", "permutohedron"; ignored by the others). Their means are the draws of the
         error estimate, so the error bars are honest; None (or 1) uses one stream
         and i.i.d. formulas (``risk_is_heuristic=True``, as ``ls-spa`` does). Fewer
         replicates keep longer, better balanced Sobol' streams: at equal chains the
@@ -460,12 +398,12 @@ def lsspa(X_train, X_test=None, y_train=None, y_test=None, *, alpha=0.0, method=
     if method not in METHODS:
         raise ValueError(f"The 'method' parameter must be one of {list(METHODS)}; got "
                          f"{method!r}.")
-    if isinstance(sampler, str) and sampler not in SAMPLERS:
+    if isinstance(sampler, str) and sampler not in SAMPLERS and sampler not in ALIASES:
         # Checked whatever the method: "auto" may resolve to "exact", which draws no
         # orderings, and a misspelt name must not pass silently there.
-        raise ValueError(f"The 'sampler' parameter must be one of {list(SAMPLERS)}, a "
-                         "PermutationSampler or an int array of orderings (n, p); got "
-                         f"{sampler!r}.")
+        raise ValueError(f"The 'sampler' parameter must be one of {sorted(SAMPLERS)} (or "
+                         f"ls-spa's names {sorted(ALIASES)}), a PermutationSampler or an "
+                         f"int array of orderings (n, p); got {sampler!r}.")
     max_samples = check_positive_int(max_samples, "max_samples", 2)
     batch_size = check_positive_int(batch_size, "batch_size", 1)
     if tol is not None and (isinstance(tol, bool) or not isinstance(tol, Real)
@@ -556,20 +494,22 @@ def lsspa(X_train, X_test=None, y_train=None, y_test=None, *, alpha=0.0, method=
             raise ValueError(f"max_samples={max_samples} buys fewer chains than the "
                              f"{reps} replicates of the sampler; increase max_samples to at "
                              f"least {reps * unit} or lower replicates.")
-        tracker = ReplicateCovariance(p, reps)
     else:
         points_per_check = max(1, batch_size // unit)
-        tracker = RunningCovariance(p)
     risk_is_heuristic = reps is None and (orders_given or sampler_name != "mc"
-                                          and getattr(stream, "block_size", 1) is None)
+                                          and stream.block_size is None)
 
     total = np.zeros(p)
-    points_done = 0
     history, error_history, samples_history = [], [], []
-    error = np.inf
-    converged = False
-    while points_done < points_max:
-        n_points = min(points_per_check, points_max - points_done)
+    estimate = SequentialEstimate(p, replicates=reps, quantile_level=quantile_level,
+                                  risk_rng=risk_rng)
+    # one draw of the sequential estimate: a chain (or antithetic pair), or with
+    # replicates a round of one chain per replicate
+    per_draw = reps or 1
+
+    def draw(n_draws):
+        nonlocal total
+        n_points = n_draws * per_draw
         orders = stream.random(n_points)
         if antithetic:
             chains = np.empty((2 * n_points, p), dtype=np.int64)
@@ -578,29 +518,27 @@ def lsspa(X_train, X_test=None, y_train=None, y_test=None, *, alpha=0.0, method=
             draws = problem.lifts(chains).reshape(n_points, 2, p).mean(axis=1)
         else:
             draws = problem.lifts(orders)
-        total += draws.sum(axis=0)
-        if reps:
-            tracker.update(draws.reshape(-1, reps, p))
-        else:
-            tracker.update(draws)
-        points_done += n_points
+        total = total + draws.sum(axis=0)
+        return draws.reshape(n_draws, reps, p, 1) if reps else draws[:, :, None]
+
+    def record(n_draws, error):
+        points = n_draws * per_draw
         if return_history:
-            history.append(total / points_done)
-        n_draws = reps or tracker.n
-        if n_draws >= 2:
-            normal_draws = risk_rng.standard_normal((RISK_DRAWS, p))
-            error = overall_error_quantile(tracker.estimate_covariance(), quantile_level,
-                                           normal_draws=normal_draws)
-            error *= small_sample_inflation(n_draws, quantile_level)
-        error_history.append(float(error))
-        samples_history.append(points_done * unit)
-        if tol is not None and error < tol:
-            converged = True
-            break
+            history.append(total / points)
+        error_history.append(float(np.inf if estimate.error is None
+                                   else estimate.error[0]))
+        samples_history.append(points * unit)
+
+    n_draws, converged = run_sequential(
+        draw, estimate, points_max // per_draw, points_per_check // per_draw, tol=tol,
+        on_check=record)
+    converged = bool(converged)
+    points_done = n_draws * per_draw
+    error = np.inf if estimate.error is None else float(estimate.error[0])
     attribution = total / points_done
-    std_errors = tracker.std_errors()
+    std_errors = estimate.std_errors()[:, 0]
     _check_finite(attribution, r2, theta, std_errors)
-    n_draws = reps or tracker.n
+    n_draws = estimate.n_draws
     attribution_errors = feature_error_quantiles(std_errors, quantile_level) * (
         small_sample_inflation(n_draws, quantile_level) if n_draws >= 2 else np.inf)
     return AttributionResult(

@@ -15,26 +15,25 @@ from skshapley.permutations._kernels import (
 from skshapley.permutations._mc import Antithetic, MonteCarlo
 from skshapley.permutations._philox import Philox
 from skshapley.permutations._quadrature import KernelHerding, SequentialBayesianQuadrature
-from skshapley.permutations._sphere import ArgsortSobol, Orthogonal, SobolSphere
+from skshapley.permutations._sphere import (
+    ArgsortSobol,
+    Orthogonal,
+    PermutohedronNormal,
+    SobolSphere,
+)
+from skshapley.permutations._table import ALIASES, REPLICATED, SAMPLERS, build_sampler
 from skshapley.permutations._uniformity import (
     UniformityTestResult,
     chi2_uniformity_test,
     mmd_uniformity_test,
 )
 
-SAMPLERS = {
-    "mc": MonteCarlo,
-    "antithetic": Antithetic,
-    "orthogonal": Orthogonal,
-    "sobol": SobolSphere,
-    "argsort_sobol": ArgsortSobol,
-    "philox": Philox,
-    "herding": KernelHerding,
-    "sbq": SequentialBayesianQuadrature,
-}
-
 __all__ = [
+    "ALIASES",
+    "REPLICATED",
     "SAMPLERS",
+    "build_sampler",
+    "PermutohedronNormal",
     "Antithetic",
     "ArgsortSobol",
     "KernelHerding",

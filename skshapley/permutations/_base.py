@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from abc import ABC, abstractmethod
 from numbers import Integral
 
 import numpy as np
@@ -10,12 +11,14 @@ import numpy as np
 from skshapley.utils import as_generator
 
 
-class PermutationSampler:
+class PermutationSampler(ABC):
     """Draws orderings of the players 0..n_players-1.
 
-    Subclasses implement ``_random(n)``. The public :meth:`random` keeps
-    :attr:`num_generated`; :meth:`reset` replays the stream exactly because the sampler
-    keeps a copy of its own child generator.
+    Subclasses implement ``_random(n)`` and declare what the estimators must know about
+    their rows in class attributes (``block_size``, ``unit_size``, ``replicates``,
+    ``is_weighted``). The public :meth:`random` keeps :attr:`num_generated`;
+    :meth:`reset` replays the stream exactly because the sampler keeps a copy of its own
+    child generator.
 
     Parameters
     ----------
@@ -32,13 +35,36 @@ class PermutationSampler:
         stream are all dependent (QMC, herding), so i.i.d. error formulas are a heuristic.
     unit_size : int
         Budgets are rounded down to whole units (2 keeps antithetic pairs together).
+    replicates : int or None
+        Randomised QMC: rows come round-robin from this many independent streams, and
+        each stream's mean is one independent draw. None: no replicates.
+    is_weighted : bool
+        Whether the estimate must use :attr:`weights` (quadrature samplers), known only
+        once every row is drawn.
     weights : None or float64 (num_generated,)
         Quadrature weights of the rows drawn so far; None means equal weights.
     num_generated : int
+
+    Examples
+    --------
+    A sampler of your own is a subclass with ``_random``, as a ``scipy.stats.qmc``
+    engine is. Here, orderings that always start with player 0 (a biased sampler, for
+    illustration only):
+
+    >>> import numpy as np
+    >>> from skshapley.permutations import PermutationSampler
+    >>> class ZeroFirst(PermutationSampler):
+    ...     def _random(self, n):
+    ...         rest = np.argsort(self.rng.random((n, self.n_players - 1)), axis=1) + 1
+    ...         return np.hstack([np.zeros((n, 1), dtype=np.int64), rest])
+    >>> ZeroFirst(4, rng=0).random(2)[:, 0]
+    array([0, 0])
     """
 
     block_size = 1
     unit_size = 1
+    replicates = None
+    is_weighted = False
 
     def __init__(self, n_players: int, *, rng=None):
         if isinstance(n_players, bool) or not isinstance(n_players, Integral) or n_players < 1:
@@ -55,8 +81,9 @@ class PermutationSampler:
     def weights(self):
         return None
 
+    @abstractmethod
     def _random(self, n: int) -> np.ndarray:
-        raise NotImplementedError
+        """``n`` orderings, int (n, n_players)."""
 
     def random(self, n: int = 1) -> np.ndarray:
         """Draw ``n`` orderings.
@@ -106,8 +133,9 @@ class BufferedSampler(PermutationSampler):
     def _reset_state(self):
         self._buffer = np.empty((0, self.n_players), dtype=np.int64)
 
+    @abstractmethod
     def _next_block(self) -> np.ndarray:
-        raise NotImplementedError
+        """The next block of orderings, int (m, n_players)."""
 
     def _random(self, n):
         parts, have = [self._buffer], self._buffer.shape[0]

@@ -119,6 +119,8 @@ class SequentialBayesianQuadrature(_GreedyMallowsSampler):
     1.0
     """
 
+    is_weighted = True
+
     _MIN_SCHUR = 1e-12
     _MAX_ROUNDS = 100
 

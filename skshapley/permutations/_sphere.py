@@ -296,3 +296,56 @@ class ArgsortSobol(PermutationSampler):
 
     def _random(self, n):
         return directions_to_orders(self._engine.random(n, self.num_generated))
+
+
+class PermutohedronNormal(PermutationSampler):
+    """Permutohedron QMC as in the code of Bell, Devanathan & Boyd (2024, Sec. 3.5): normal
+    QMC points of R^{p-1} (Box-Muller on scrambled Sobol), normalised, mapped to the
+    sum-zero hyperplane of R^p by the Helmert basis, argsorted. Each row is uniform by
+    symmetry. ``replicates`` R >= 2 gives R independent scramblings read round-robin
+    (randomised QMC: each replicate's mean is one independent draw of the error
+    estimate).
+
+    Examples
+    --------
+    >>> from skshapley.permutations import PermutohedronNormal
+    >>> PermutohedronNormal(4, rng=0).random(2).shape
+    (2, 4)
+    """
+
+    block_size = None
+
+    def __init__(self, n_players, *, rng=None, replicates=None):
+        super().__init__(n_players, rng=rng)
+        self.replicates = replicates
+        self._engines = self._new_engines()
+        self._basis = zero_sum_basis(n_players) if n_players >= 2 else None
+
+    def _new_engines(self):
+        # from the sampler's own generator: after reset() (a fresh copy of it) the same
+        # scramblings again (MultivariateNormalQMC has no reset of its own)
+        seeds = self.rng.spawn(self.replicates) if self.replicates else [self.rng]
+        dim = max(self.n_players - 1, 1)
+        return [qmc.MultivariateNormalQMC(np.zeros(dim), inv_transform=False, seed=seed)
+                for seed in seeds]
+
+    def _reset_state(self):
+        self._engines = self._new_engines()
+
+    def _random(self, n):
+        import warnings
+
+        d = self.n_players
+        if d == 1:
+            return np.zeros((n, 1), dtype=np.int64)
+        count = len(self._engines)
+        rows = np.arange(self.num_generated, self.num_generated + n) % count
+        points = np.empty((n, d - 1))
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="The balance properties of Sobol")
+            for r, engine in enumerate(self._engines):
+                mine = rows == r
+                if mine.any():
+                    points[mine] = engine.random(int(mine.sum()))
+        points /= np.linalg.norm(points, axis=1, keepdims=True)
+        return np.argsort(points @ self._basis, axis=1, kind="stable").astype(np.int64)

@@ -405,7 +405,7 @@ def test_nan(rng, where):
 @pytest.mark.parametrize("kwargs, message", [
     ({"alpha": -1.0}, "'alpha' parameter must be a finite number >= 0"),
     ({"method": "fast"}, "'method' parameter must be one of"),
-    ({"sampler": "sobol"}, "'sampler' parameter must be one of"),
+    ({"sampler": "sobl"}, "'sampler' parameter must be one of"),
     ({"tol": 0.0}, "'tol' parameter must be a positive number"),
     ({"max_samples": 1}, "'max_samples' parameter must be an integer >= 2"),
     ({"solver": "lu"}, "'solver' parameter must be one of"),
@@ -422,8 +422,8 @@ def test_bad_options(rng, kwargs, message):
 def test_unknown_sampler_is_rejected_even_when_no_orderings_are_drawn(rng, method):
     # p=3: "auto" resolves to exact enumeration, which never uses the sampler.
     data = _data(rng, p=3)
-    with pytest.raises(ValueError, match=r"'sampler' parameter must be one of \['argsort'"
-                                         r".*got 'no_such_sampler'"):
+    with pytest.raises(ValueError, match=r"'sampler' parameter must be one of \[.*"
+                                         r"'argsort_sobol'.*got 'no_such_sampler'"):
         lsspa(*data, method=method, sampler="no_such_sampler")
 
 
