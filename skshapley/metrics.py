@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
+
+# Not through skshapley.utils, whose validation helpers read skshapley._config, which
+# looks up the backends: the import contract keeps metrics independent of them.
+from skshapley.utils._sklearn_compat import NumberInterval, validate_params
+
+# an estimate and its reference: arrays, or (shapley_mse) two numbers
+_VALUES = ["array-like", Real]
 
 
 def _pair(estimate, reference, caller, max_ndim=None):
@@ -48,6 +55,8 @@ def _check_probabilities(p, caller):
     return p
 
 
+@validate_params({"estimate": _VALUES, "reference": _VALUES},
+                 prefer_skip_nested_validation=True)
 def shapley_mse(estimate, reference):
     """Mean squared error over all entries (Eq. 15 of Mitchell et al. 2022).
 
@@ -61,6 +70,8 @@ def shapley_mse(estimate, reference):
     return float(np.mean((estimate - reference) ** 2))
 
 
+@validate_params({"estimate": ["array-like"], "reference": ["array-like"]},
+                 prefer_skip_nested_validation=True)
 def niae(estimate, reference):
     """Normalised integrated absolute error: sum |error| / sum |reference| per row, averaged.
 
@@ -76,6 +87,15 @@ def niae(estimate, reference):
     return float(np.mean(np.abs(estimate - reference).sum(axis=1) / np.where(scale > 0, scale, 1)))
 
 
+@validate_params(
+    {
+        "estimate": ["array-like"],
+        "reference": ["array-like"],
+        # k <= n_players is checked in the body: the bound depends on the data
+        "k": [NumberInterval(Integral, 1, None, closed="left")],
+    },
+    prefer_skip_nested_validation=True,
+)
 def precision_at_k(estimate, reference, k):
     """Share of the reference top-k (by |value|) found in the estimate's top-k.
 
@@ -102,11 +122,7 @@ def precision_at_k(estimate, reference, k):
     estimate, reference = _pair(estimate, reference, "precision_at_k", max_ndim=2)
     estimate, reference = np.atleast_2d(estimate), np.atleast_2d(reference)
     n_players = estimate.shape[1]
-    if isinstance(k, bool) or not isinstance(k, Integral):
-        raise TypeError(
-            f"The 'k' parameter of precision_at_k must be an int; got {k!r} ({type(k).__name__})."
-        )
-    if not 1 <= k <= n_players:
+    if k > n_players:
         # a k beyond n_players would still divide by k and score a perfect estimate < 1
         raise ValueError(
             f"The 'k' parameter of precision_at_k must be in [1, n_players={n_players}]; got k={k}."
@@ -133,6 +149,8 @@ def _empirical_quantiles(x, p):
     return s, s[index]
 
 
+@validate_params({"x": ["array-like"], "estimate": ["array-like"], "p": ["array-like", None]},
+                 prefer_skip_nested_validation=True)
 def quantile_niae(x, estimate, p=None):
     r"""Normalised integrated absolute error of estimated quantiles (Mitchell, Frank &
     Holmes 2021, Sec. 8.1).
@@ -170,6 +188,8 @@ def quantile_niae(x, estimate, p=None):
 RANK_ERROR_PROBABILITIES = np.array([0.01, *np.arange(0.05, 0.951, 0.05), 0.99])
 
 
+@validate_params({"x": ["array-like"], "estimate": ["array-like"], "p": ["array-like", None]},
+                 prefer_skip_nested_validation=True)
 def rank_error(x, estimate, p=None):
     """Mean rank error of estimated quantiles: mean over p of the distance from p to the
     rank interval [F_n(q_hat_p-), F_n(q_hat_p)].

@@ -13,7 +13,7 @@ from skshapley.approximators._api import (
     resolve_sampler,
     shapley_values,
 )
-from skshapley.approximators._exact import all_coalitions, exact_shapley
+from skshapley.approximators._exact import MAX_EXACT_PLAYERS, all_coalitions, exact_shapley
 from skshapley.approximators._hierarchical import owen_values
 from skshapley.approximators._owen import owen_shapley
 from skshapley.approximators._permutation import (
@@ -34,6 +34,7 @@ from skshapley.approximators._stratified import stratified_shapley
 from skshapley.approximators._topk import TOPK_METHODS, TopKResult, topk_shapley
 
 __all__ = [
+    "MAX_EXACT_PLAYERS",
     "METHOD_RECORDS",
     "METHODS",
     "MethodChoice",

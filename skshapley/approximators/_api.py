@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 
+from skshapley.approximators._adaptive import ADAPTIVE, ADAPTIVE_BUDGET_PER_PLAYER
 from skshapley.approximators._coalitions import minimum_design_budget
 from skshapley.approximators._exact import EXACT, MAX_EXACT_PLAYERS
 from skshapley.approximators._owen import OWEN, OWEN_HALVED
@@ -19,13 +21,30 @@ from skshapley.approximators._regression import (
 from skshapley.approximators._result import ShapleyResult
 from skshapley.approximators._stratified import STRATIFIED
 from skshapley.approximators._svarm import SVARM
-from skshapley.utils._validation import get_working_memory
+from skshapley.utils import (
+    RANDOM_STATE,
+    HasMethods,
+    Hidden,
+    NumberInterval,
+    StrOptions,
+    get_working_memory,
+    validate_params,
+)
 
 # Every approximator's record (see ``_records.MethodRecord``), by method name.
 METHOD_RECORDS = {record.name: record for record in (
     EXACT, PERMUTATION, STRATIFIED, OWEN, OWEN_HALVED, KERNEL, LEVERAGE, KADD, SURROGATE,
-    SVARM)}
+    SVARM, ADAPTIVE)}
 METHODS = ("auto", *METHOD_RECORDS)
+
+# The constraints (see ``validate_params``) the functions below share.
+_N_PLAYERS = [NumberInterval(Integral, 1, None, closed="left")]
+_BUDGET = [NumberInterval(Integral, 1, None, closed="left")]
+_TOL = [NumberInterval(Real, 0, None, closed="neither"), None]
+_N_OUTPUTS = [NumberInterval(Integral, 1, None, closed="left")]
+_WORKING_MEMORY = [NumberInterval(Real, 0, None, closed="neither"), None]
+# A method whose record is read (not "auto")
+_RECORDED_METHOD = [StrOptions(set(METHOD_RECORDS))]
 
 # Largest d for which "auto" enumerates when no budget is given: 2^10 = 1024 evaluations.
 AUTO_EXACT_PLAYERS = 10
@@ -60,6 +79,7 @@ def check_method(method: str) -> str:
     raise ValueError(f"The 'method' parameter must be one of {list(METHODS)}; got {method!r}.")
 
 
+@validate_params({"n_players": _N_PLAYERS}, prefer_skip_nested_validation=True)
 def default_budget(n_players: int) -> int:
     """The documented default budget: 2^d for d <= 10 (exact), else 2 + 64 (d - 1)
     (32 antithetic pairs of orderings)."""
@@ -74,6 +94,10 @@ def default_budget(n_players: int) -> int:
 MIN_ORTHOGONAL_FRAMES = 10
 
 
+# the sampler passes through unchecked: any value but "auto" is returned as it is, for
+# the approximator to check (check_sampler)
+@validate_params({"sampler": "no_validation", "n_players": _N_PLAYERS, "budget": _BUDGET},
+                 prefer_skip_nested_validation=True)
 def resolve_sampler(sampler, n_players: int, budget: int):
     """``"auto"``: orthogonal frames when the budget buys at least
     ``MIN_ORTHOGONAL_FRAMES`` (10) whole frames of 2(d - 1) orderings, else antithetic
@@ -121,6 +145,20 @@ def _fits(record, n_players, budget, n_outputs, working_memory, seconds_allowed,
     return seconds_allowed is None or cost.flops / OPERATIONS_PER_SECOND <= seconds_allowed
 
 
+# The method is checked by check_method, whose message lists the choices and points
+# "tree" and "linear" to the explainer.
+_CHOICE_CONSTRAINTS = {
+    "method": [str],
+    "n_players": _N_PLAYERS,
+    "budget": _BUDGET,
+    "tol": _TOL,
+    "evaluation_seconds": [NumberInterval(Real, 0, None, closed="left"), callable, None],
+    "n_outputs": _N_OUTPUTS,
+    "working_memory": _WORKING_MEMORY,
+}
+
+
+@validate_params(_CHOICE_CONSTRAINTS, prefer_skip_nested_validation=True)
 def choose_method(method: str, n_players: int, budget: int, tol=None, *,
                   evaluation_seconds=None, n_outputs: int = 1,
                   working_memory=None) -> MethodChoice:
@@ -176,20 +214,45 @@ def choose_method(method: str, n_players: int, budget: int, tol=None, *,
         cost = surrogate_cost(d, budget, n_outputs, max_cv_terms=terms)
         if _fits(SURROGATE, d, budget, n_outputs, working_memory, allowed, cost):
             options = {} if terms == MAX_SURROGATE_TERMS else {"max_cv_terms": terms}
-            return MethodChoice("surrogate", options,
-                                "the surrogate's fit costs less than half the model's time")
+            return _small_budget(MethodChoice(
+                "surrogate", options,
+                "the surrogate's fit costs less than half the model's time"), d, budget)
     if _fits(LEVERAGE, d, budget, n_outputs, working_memory, allowed):
-        return MethodChoice("leverage", reason="the surrogate's terms cost more than the "
-                                               "model's time; paired KernelSHAP does not")
+        return _small_budget(MethodChoice(
+            "leverage", reason="the surrogate's terms cost more than the model's time; "
+                               "paired KernelSHAP does not"), d, budget)
     return MethodChoice("permutation", reason="a regression's design costs more time or "
                                               "memory than the model's evaluations")
 
 
+def _small_budget(choice, d, budget):
+    """At up to ``ADAPTIVE_BUDGET_PER_PLAYER`` evaluations per player, the regression
+    ``choice`` becomes the adaptive estimator: the game's end points first, then
+    Stratified SVARM on games of high-order interactions, else the same regression on
+    a design that keeps the end points (``skshapley.approximators._adaptive``)."""
+    if budget > ADAPTIVE_BUDGET_PER_PLAYER * d:
+        return choice
+    return MethodChoice("adaptive", {"regression": choice.method, **choice.options},
+                        choice.reason + "; at this budget the game's end points choose "
+                        "between it and SVARM")
+
+
+# **context reaches choose_method's checks
+@validate_params(_CHOICE_CONSTRAINTS, prefer_skip_nested_validation=False)
 def resolve_method(method: str, n_players: int, budget: int, tol=None, **context) -> str:
     """The method name of :func:`choose_method`."""
     return choose_method(method, n_players, budget, tol, **context).method
 
 
+@validate_params(
+    {
+        "method": _RECORDED_METHOD,
+        "n_players": _N_PLAYERS,
+        "n_outputs": _N_OUTPUTS,
+        "working_memory": _WORKING_MEMORY,
+    },
+    prefer_skip_nested_validation=True,
+)
 def largest_budget_in_memory(method: str, n_players: int, n_outputs: int = 1,
                              working_memory=None) -> int | None:
     """The largest budget whose design fits ``working_memory`` for a method that holds
@@ -208,6 +271,17 @@ def largest_budget_in_memory(method: str, n_players: int, n_outputs: int = 1,
     return low
 
 
+@validate_params(
+    {
+        "method": _RECORDED_METHOD,
+        "n_players": _N_PLAYERS,
+        "budget": _BUDGET,
+        "n_outputs": _N_OUTPUTS,
+        "working_memory": _WORKING_MEMORY,
+        "name": [str],
+    },
+    prefer_skip_nested_validation=True,
+)
 def check_budget_fits(method: str, n_players: int, budget: int, n_outputs: int = 1, *,
                       working_memory=None, name: str = "budget") -> None:
     """Raise a ``ValueError`` naming ``name`` and the largest budget that fits, before
@@ -228,6 +302,18 @@ def check_budget_fits(method: str, n_players: int, budget: int, n_outputs: int =
         )
 
 
+@validate_params(
+    {
+        "game": [HasMethods(["values"])],
+        # "tree" and "linear" pass to check_method, which points them to the explainer
+        "method": [StrOptions(set(METHODS)), Hidden(StrOptions({"tree", "linear"}))],
+        "budget": [*_BUDGET, None],
+        "tol": _TOL,
+        "random_state": RANDOM_STATE,
+    },
+    # the game may fit the user's estimators (RefitGame): their checks stay on
+    prefer_skip_nested_validation=False,
+)
 def shapley_values(game, method="auto", budget=None, tol=None, random_state=None,
                    **options) -> ShapleyResult:
     """Shapley values of a game by the chosen method, within a budget.

@@ -216,7 +216,8 @@ def minimum_design_budget(n_players: int) -> int:
 
 
 def paired_design(n_players: int, n_coalitions: int, *, allocation: str = "kernel",
-                  coalition_sampler="random", rng=None) -> CoalitionDesign:
+                  coalition_sampler="random", rng=None,
+                  enumerate_sizes=()) -> CoalitionDesign:
     """Choose at most ``n_coalitions`` coalitions (∅ and N not counted) for the KernelSHAP
     regression.
 
@@ -233,10 +234,11 @@ def paired_design(n_players: int, n_coalitions: int, *, allocation: str = "kerne
         Source of sampled coalitions: uniform draws, or prefixes of a permutation
         sampler's orderings (QMC designs).
     rng : numpy.random.Generator
-
-    Returns
-    -------
-    CoalitionDesign
+    enumerate_sizes : tuple of int, optional
+        Sizes s <= d / 2 whose coalitions (and complements) are all in the design,
+        before the others share what is left (e.g. ``(1,)``: every singleton and its
+        complement, the coalitions whose values the adaptive estimator has already
+        read); a size that does not fit in ``n_coalitions`` is left to the shares.
 
     Examples
     --------
@@ -258,6 +260,11 @@ def paired_design(n_players: int, n_coalitions: int, *, allocation: str = "kerne
     left = int(n_coalitions)
     remaining = list(counts)
     enumerated = []
+    for s in sorted(set(enumerate_sizes)):
+        if s in remaining and counts[s] <= left:
+            enumerated.append(s)
+            left -= counts[s]
+            remaining.remove(s)
     while remaining:
         s = remaining[0]
         total = sum(share[t] for t in remaining)

@@ -2,22 +2,37 @@
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 
 from skshapley.approximators._common import as_matrix, scalar_or_array, squeeze_outputs
 from skshapley.approximators._records import MethodCost, MethodRecord
 from skshapley.approximators._result import ShapleyResult
 from skshapley.backends import get_backend
+from skshapley.utils import HasMethods, NumberInterval, validate_params
 
 MAX_EXACT_PLAYERS = 20
 
 
+@validate_params({"n_players": [NumberInterval(Integral, 0, None, closed="left")]},
+                 prefer_skip_nested_validation=True)
 def all_coalitions(n_players: int) -> np.ndarray:
     """Bool (2^d, d) masks; row s is the coalition with bitmask s (bit j = player j)."""
     masks = np.arange(2**n_players, dtype=np.int64)
     return ((masks[:, None] >> np.arange(n_players)) & 1).astype(bool)
 
 
+@validate_params(
+    {
+        "game": [HasMethods(["values"])],
+        # at least 2^d, checked against the game below
+        "budget": [NumberInterval(Integral, 1, None, closed="left"), None],
+        "max_players": [NumberInterval(Integral, 0, None, closed="left")],
+    },
+    # the game may fit the user's estimators (RefitGame): their checks stay on
+    prefer_skip_nested_validation=False,
+)
 def exact_shapley(game, budget=None, *, max_players=MAX_EXACT_PLAYERS) -> ShapleyResult:
     """Exact Shapley values of ``game`` by enumeration.
 

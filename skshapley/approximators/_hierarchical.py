@@ -12,6 +12,8 @@ quantity over a binary clustering.
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 from scipy.special import gammaln
 
@@ -25,8 +27,14 @@ from skshapley.approximators._permutation import (
 from skshapley.approximators._records import MethodCost, MethodRecord
 from skshapley.approximators._result import ShapleyResult
 from skshapley.permutations._hierarchy import HierarchicalOrderings
-from skshapley.utils import check_budget
-from skshapley.utils._hierarchy import Hierarchy, check_hierarchy
+from skshapley.utils import (
+    RANDOM_STATE,
+    HasMethods,
+    Hierarchy,
+    NumberInterval,
+    check_hierarchy,
+    validate_params,
+)
 
 # Largest enumeration run on request (method="exact"): as many coalitions as exact
 # Shapley values of 20 players.
@@ -87,7 +95,7 @@ def exact_evaluations(hierarchy) -> int:
 
     Examples
     --------
-    >>> from skshapley.utils._hierarchy import Hierarchy
+    >>> from skshapley.utils import Hierarchy
     >>> h = Hierarchy(3, ((0, 1), (3, 2)))
     >>> h.exact_evaluations, exact_evaluations(h)  # the bound counts ∅ and N twice
     (12, 8)
@@ -108,7 +116,6 @@ def exact_owen_values(game, hierarchy) -> ShapleyResult:
     Examples
     --------
     >>> from skshapley.games import UnanimityGame
-    >>> from skshapley.utils._hierarchy import Hierarchy
     >>> game = UnanimityGame([[1, 1, 1]])  # v(S) = 1 when S holds all three
     >>> exact_owen_values(game, Hierarchy(3, ((0, 1), (3, 2)))).values
     array([0.25, 0.25, 0.5 ])
@@ -148,6 +155,19 @@ def exact_owen_values(game, hierarchy) -> ShapleyResult:
     )
 
 
+@validate_params(
+    {
+        "game": [HasMethods(["values"])],
+        "hierarchy": [list, tuple, np.ndarray, Hierarchy],
+        "budget": [NumberInterval(Integral, 1, None, closed="left"), None],
+        "exact": ["boolean", None],
+        "tol": [NumberInterval(Real, 0, None, closed="neither"), None],
+        "quantile_level": [NumberInterval(Real, 0, 1, closed="neither")],
+        "random_state": RANDOM_STATE,
+    },
+    # the game may fit the user's estimators (RefitGame): their checks stay on
+    prefer_skip_nested_validation=False,
+)
 def owen_values(game, hierarchy, budget=None, *, exact=None, tol=None,
                 quantile_level=0.95, random_state=None) -> ShapleyResult:
     """Owen values of ``game`` over a hierarchy of its players.
@@ -165,7 +185,7 @@ def owen_values(game, hierarchy, budget=None, *, exact=None, tol=None,
     hierarchy : list, ndarray or Hierarchy
         The tree whose leaves are the game's players: lists nested three deep of player
         positions (``[[[0, 1], 2], [3, 4]]``), a scipy linkage matrix over the players,
-        or a :class:`skshapley.utils._hierarchy.Hierarchy`.
+        or a :class:`skshapley.utils.Hierarchy`.
     budget : int, optional
         Coalition evaluations; None: enumerate.
     exact : bool, optional
@@ -182,18 +202,12 @@ def owen_values(game, hierarchy, budget=None, *, exact=None, tol=None,
     Examples
     --------
     >>> from skshapley.games import UnanimityGame
-    >>> from skshapley.utils._hierarchy import Hierarchy
     >>> game = UnanimityGame([[1, 1, 1]])
     >>> owen_values(game, [[[0, 1]], [[2]]], budget=100, exact=False,
     ...             random_state=0).values
     array([0.25, 0.25, 0.5 ])
     """
     if not isinstance(hierarchy, Hierarchy):
-        if isinstance(hierarchy, str):
-            raise ValueError(
-                f"The 'hierarchy' parameter of owen_values is a tree of the players (nested "
-                f"lists or a linkage matrix); got the string {hierarchy!r}."
-            )
         hierarchy = check_hierarchy(hierarchy, None,
                                     [str(j) for j in range(game.n_players)],
                                     has_names=False, caller="owen_values")
@@ -215,7 +229,6 @@ def owen_values(game, hierarchy, budget=None, *, exact=None, tol=None,
         return exact_owen_values(game, hierarchy)
     if budget is None:
         raise ValueError("Sampled Owen values need a budget; got budget=None.")
-    budget = check_budget(budget)
     result = permutation_shapley(
         game, budget, sampler=HierarchicalOrderings(hierarchy, rng=random_state),
         tol=tol, quantile_level=quantile_level, random_state=random_state)

@@ -5,7 +5,7 @@ contribution to a random coalition that holds every other player with probabilit
 from __future__ import annotations
 
 import warnings
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 
@@ -18,7 +18,14 @@ from skshapley.approximators._risk import (
     small_sample_inflation,
 )
 from skshapley.exceptions import BudgetWarning
-from skshapley.utils import as_generator, check_budget
+from skshapley.utils import (
+    RANDOM_STATE,
+    HasMethods,
+    NumberInterval,
+    StrOptions,
+    as_generator,
+    validate_params,
+)
 
 QUADRATURES = ("trapezoid", "equal", "stratified")
 
@@ -55,6 +62,19 @@ def _auto_runs(n_masks: int) -> int:
     return int(min(32, max(2, np.sqrt(n_masks)), max(2, n_masks // 2)))
 
 
+@validate_params(
+    {
+        "game": [HasMethods(["values"])],
+        "budget": [NumberInterval(Integral, 1, None, closed="left")],
+        "halved": ["boolean"],
+        "n_runs": [NumberInterval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "quadrature": [StrOptions(set(QUADRATURES))],
+        "quantile_level": [NumberInterval(Real, 0, 1, closed="neither")],
+        "random_state": RANDOM_STATE,
+    },
+    # the game may fit the user's estimators (RefitGame): their checks stay on
+    prefer_skip_nested_validation=False,
+)
 def owen_shapley(game, budget: int, *, halved: bool = False, n_runs="auto",
                  quadrature: str = "trapezoid", quantile_level: float = 0.95,
                  random_state=None) -> ShapleyResult:
@@ -113,15 +133,7 @@ def owen_shapley(game, budget: int, *, halved: bool = False, n_runs="auto",
     >>> owen_shapley(AdditiveGame([1.0, 2.0]), budget=20, random_state=0).values
     array([1., 2.])
     """
-    budget = check_budget(budget)
-    if quadrature not in QUADRATURES:
-        raise ValueError(
-            f"The 'quadrature' parameter must be one of {list(QUADRATURES)}; got {quadrature!r}."
-        )
-    if not (isinstance(n_runs, str) and n_runs == "auto") and (
-            isinstance(n_runs, bool) or not isinstance(n_runs, Integral) or n_runs < 1):
-        raise ValueError(f"The 'n_runs' parameter must be a positive integer or 'auto'; got "
-                         f"{n_runs!r}.")
+    budget = int(budget)
     d = game.n_players
     n_masks = (budget - 2) // (d + 1)
     auto_runs = isinstance(n_runs, str)
@@ -146,7 +158,7 @@ def owen_shapley(game, budget: int, *, halved: bool = False, n_runs="auto",
             f"q = 1, whose masks are ∅ and N: the estimate is deterministic and its error "
             f"cannot be estimated (std_errors are inf). Increase budget to at least "
             f"{2 + 3 * n_runs * (d + 1)} or use quadrature='stratified'.",
-            BudgetWarning, stacklevel=2,
+            BudgetWarning, stacklevel=3,  # the caller, past validate_params
         )
     rng = as_generator(random_state)
     half = n_points // 2 + n_points % 2  # points with q <= 1/2 (Owen-halved draws these)

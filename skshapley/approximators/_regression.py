@@ -28,11 +28,16 @@ from __future__ import annotations
 import warnings
 from itertools import combinations
 from math import comb
+from numbers import Integral, Real
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_solve, cholesky, solve_triangular
 
-from skshapley.approximators._coalitions import minimum_design_budget, paired_design
+from skshapley.approximators._coalitions import (
+    ALLOCATIONS,
+    minimum_design_budget,
+    paired_design,
+)
 from skshapley.approximators._common import as_matrix, scalar_or_array, squeeze_outputs
 from skshapley.approximators._exact import exact_shapley
 from skshapley.approximators._records import MethodCost, MethodRecord
@@ -44,8 +49,16 @@ from skshapley.approximators._risk import (
 )
 from skshapley.approximators._wls import constrained_wls, stratified_factor
 from skshapley.exceptions import BudgetWarning
-from skshapley.utils import as_generator, check_budget
-from skshapley.utils._sklearn_compat import threadpool_limits
+from skshapley.permutations import SAMPLERS, PermutationSampler
+from skshapley.utils import (
+    RANDOM_STATE,
+    HasMethods,
+    NumberInterval,
+    StrOptions,
+    as_generator,
+    threadpool_limits,
+    validate_params,
+)
 
 REGRESSION_METHODS = ("kernel", "leverage", "kadd", "surrogate")
 
@@ -172,15 +185,6 @@ def _third_order_screen(characters, weights, residuals, n_keep, rounds=SCREEN_RO
 
 
 # -- the estimator ---------------------------------------------------------------------
-def _check_common(game, budget, quantile_level):
-    budget = check_budget(budget)
-    if not 0.0 < quantile_level < 1.0:
-        raise ValueError(
-            f"The 'quantile_level' parameter must be in (0, 1); got {quantile_level!r}."
-        )
-    return budget
-
-
 def _too_small(method, budget, d):
     minimum = minimum_design_budget(d)
     return ValueError(
@@ -190,10 +194,27 @@ def _too_small(method, budget, d):
     )
 
 
+@validate_params(
+    {
+        "game": [HasMethods(["values"])],
+        "budget": [NumberInterval(Integral, 1, None, closed="left")],
+        "method": [StrOptions(set(REGRESSION_METHODS))],
+        "order": [NumberInterval(Integral, 1, None, closed="left")],
+        "max_terms": [NumberInterval(Integral, 0, None, closed="left"), None],
+        "max_cv_terms": [NumberInterval(Integral, 0, None, closed="left"), None],
+        "allocation": [StrOptions(set(ALLOCATIONS)), None],
+        "coalition_sampler": [StrOptions({"random", *SAMPLERS}), PermutationSampler],
+        "enumerate_sizes": [tuple, list],
+        "quantile_level": [NumberInterval(Real, 0, 1, closed="neither")],
+        "random_state": RANDOM_STATE,
+    },
+    # the game may fit the user's estimators (RefitGame): their checks stay on
+    prefer_skip_nested_validation=False,
+)
 def regression_shapley(game, budget: int, *, method: str = "kernel", order: int = 2,
                        max_terms: int | None = None, max_cv_terms: int | None = None,
                        allocation: str | None = None,
-                       coalition_sampler="random",
+                       coalition_sampler="random", enumerate_sizes=(),
                        quantile_level: float = 0.95, random_state=None) -> ShapleyResult:
     """Shapley values by a regression on a paired coalition design (KernelSHAP, Lundberg &
     Lee 2017, with the pairing of Covert & Lee 2021).
@@ -229,6 +250,9 @@ def regression_shapley(game, budget: int, *, method: str = "kernel", order: int 
     coalition_sampler : "random", sampler name or PermutationSampler, default="random"
         Sampled coalitions uniform without replacement, or as prefixes of a permutation
         sampler's orderings (QMC designs).
+    enumerate_sizes : tuple of int, default=()
+        Sizes s <= d / 2 whose coalitions and complements all go in the design first
+        (see :func:`~skshapley.approximators._coalitions.paired_design`).
     quantile_level : float, default=0.95
     random_state : None, int or Generator
 
@@ -248,13 +272,7 @@ def regression_shapley(game, budget: int, *, method: str = "kernel", order: int 
     >>> bool(abs(result.values.sum() - 2.0) < 1e-12)
     True
     """
-    budget = _check_common(game, budget, quantile_level)
-    if method not in REGRESSION_METHODS:
-        raise ValueError(
-            f"The 'method' parameter must be one of {list(REGRESSION_METHODS)}; got {method!r}."
-        )
-    if isinstance(order, bool) or not isinstance(order, int) or order < 1:
-        raise ValueError(f"The 'order' parameter must be an integer >= 1; got {order!r}.")
+    budget = int(budget)
     d = game.n_players
     if d <= 2 or budget >= 2**d:
         if budget < 2**d:
@@ -269,7 +287,8 @@ def regression_shapley(game, budget: int, *, method: str = "kernel", order: int 
         # terms live on the middle sizes too, does better with equal allocation.
         allocation = "leverage" if method in ("leverage", "surrogate") else "kernel"
     design = paired_design(d, budget - 2, allocation=allocation,
-                           coalition_sampler=coalition_sampler, rng=design_rng)
+                           coalition_sampler=coalition_sampler, rng=design_rng,
+                           enumerate_sizes=enumerate_sizes)
     start = game.n_evaluations
     endpoints = np.zeros((2, d), dtype=bool)
     endpoints[1] = True

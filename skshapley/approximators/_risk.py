@@ -3,9 +3,17 @@ Sec. 3.6): streaming covariance, standard errors, error quantiles and the stoppi
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 from scipy.stats import norm
 from scipy.stats import t as student_t
+
+from skshapley.utils import NumberInterval, validate_params
+
+# a probability of the error's distribution, ends included (the quantile of level 1 is
+# the largest draw)
+_QUANTILE_LEVEL = [NumberInterval(Real, 0, 1, closed="both")]
 
 
 def spectrum_of_rows(rows):
@@ -168,6 +176,17 @@ class ReplicateCovariance:
         return np.sqrt(np.clip(np.diag(self.estimate_covariance()), 0.0, None))
 
 
+@validate_params(
+    {
+        "covariance": ["array-like", None],
+        "quantile_level": _QUANTILE_LEVEL,
+        "n_draws": [NumberInterval(Integral, 1, None, closed="left")],
+        "rng": [np.random.Generator, np.random.RandomState, None],
+        "normal_draws": ["array-like", None],
+        "eigenvalues": ["array-like", None],
+    },
+    prefer_skip_nested_validation=True,
+)
 def overall_error_quantile(covariance=None, quantile_level=0.95, *, n_draws=4096, rng=None,
                            normal_draws=None, eigenvalues=None):
     """The q-quantile of ||Delta||_2 for Delta ~ N(0, C): the overall error estimate of
@@ -216,6 +235,8 @@ def overall_error_quantile(covariance=None, quantile_level=0.95, *, n_draws=4096
     return float(np.quantile(norms, quantile_level))
 
 
+@validate_params({"std_errors": ["array-like", Real], "quantile_level": _QUANTILE_LEVEL},
+                 prefer_skip_nested_validation=True)
 def feature_error_quantiles(std_errors, quantile_level=0.95):
     """Per-feature error quantile rho_j = z_{(1+q)/2} * SE_j (exact under the Gaussian
     model, where Bell, Devanathan & Boyd 2024 sample it)."""

@@ -5,6 +5,7 @@ with Neyman-type allocation)."""
 from __future__ import annotations
 
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 
@@ -17,7 +18,14 @@ from skshapley.approximators._risk import (
     small_sample_inflation,
 )
 from skshapley.exceptions import BudgetWarning
-from skshapley.utils import as_generator, check_budget
+from skshapley.utils import (
+    RANDOM_STATE,
+    HasMethods,
+    NumberInterval,
+    StrOptions,
+    as_generator,
+    validate_params,
+)
 
 
 def _random_coalitions(players, sizes, n_players, rng):
@@ -91,6 +99,17 @@ def _allocate(variances, total):
     return counts
 
 
+@validate_params(
+    {
+        "game": [HasMethods(["values"])],
+        "budget": [NumberInterval(Integral, 1, None, closed="left")],
+        "allocation": [StrOptions(set(ALLOCATIONS))],
+        "quantile_level": [NumberInterval(Real, 0, 1, closed="neither")],
+        "random_state": RANDOM_STATE,
+    },
+    # the game may fit the user's estimators (RefitGame): their checks stay on
+    prefer_skip_nested_validation=False,
+)
 def stratified_shapley(game, budget: int, *, allocation: str = "variance",
                        quantile_level: float = 0.95, random_state=None) -> ShapleyResult:
     """Stratified estimate: phi_i is the mean over coalition sizes l of the mean marginal
@@ -137,11 +156,7 @@ def stratified_shapley(game, budget: int, *, allocation: str = "variance",
     >>> stratified_shapley(AdditiveGame([1.0, 2.0, 3.0]), budget=40, random_state=0).values
     array([1., 2., 3.])
     """
-    budget = check_budget(budget)
-    if allocation not in ALLOCATIONS:
-        raise ValueError(
-            f"The 'allocation' parameter must be one of {list(ALLOCATIONS)}; got {allocation!r}."
-        )
+    budget = int(budget)
     d = game.n_players
     rng = as_generator(random_state)
     inner_sizes = np.arange(1, d - 1)
@@ -160,7 +175,7 @@ def stratified_shapley(game, budget: int, *, allocation: str = "variance",
         warnings.warn(
             "stratified sampling with one exploration sample per stratum: the variances "
             "that steer the allocation are unknown, so the rest is spread evenly.",
-            BudgetWarning, stacklevel=2,
+            BudgetWarning, stacklevel=3,  # the caller, past validate_params
         )
     n_draws = 0
     start = game.n_evaluations

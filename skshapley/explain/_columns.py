@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from skshapley.games._response import NamedRows
-from skshapley.utils._validation import missing_value_support
+from skshapley.games import NamedRows
+from skshapley.utils import missing_value_support, validate_params
 
 
 def _is_plain_numeric(dtype) -> bool:
@@ -82,7 +82,7 @@ class ColumnCodec:
     Examples
     --------
     >>> import pandas as pd
-    >>> from skshapley.explain._columns import ColumnCodec
+    >>> from skshapley.explain import ColumnCodec
     >>> frame = pd.DataFrame({"size": [1.5, 2.0], "colour": ["red", "blue"]})
     >>> codec = ColumnCodec.from_frame(frame)
     >>> codec, codes = codec.encode(frame)
@@ -283,6 +283,8 @@ def in_fitted_order(estimator, names):
     return [names[position[name]] for name in fitted]
 
 
+@validate_params({"feature_names": ["array-like", None], "codec": [ColumnCodec, None]},
+                 prefer_skip_nested_validation=True)
 def model_rows(feature_names, codec):
     """Float rows -> the input the model takes: the DataFrame the codes stand for (with a
     codec), a DataFrame with the fitted names, or the rows themselves."""

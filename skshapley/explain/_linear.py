@@ -4,7 +4,7 @@ A model whose explained output is ``A (Z(x) @ W.T + b)`` -- a linear model's ``c
 ``W`` and ``intercept_`` ``b`` on the columns ``Z(x)`` of the steps before it, mapped by a
 fixed matrix ``A`` to the explained output -- where every column ``k`` of ``Z`` is a
 function of one input column ``column(k)`` only (scalers, imputers, one-hot encoders,
-splines, ...; see ``skshapley.tree._pipeline.column_of_outputs``), is a sum of one
+splines, ...; see ``skshapley.tree.column_of_outputs``), is a sum of one
 function per input column. Its interventional game is additive, so each column's Shapley
 value is its own term against the background's mean [1]_:
 
@@ -37,9 +37,8 @@ from sklearn.pipeline import Pipeline
 
 from skshapley.backends import get_backend
 from skshapley.explain._tree import mismatch
-from skshapley.games import make_response_function
-from skshapley.games._response import resolve_response_method
-from skshapley.tree._pipeline import column_of_outputs
+from skshapley.games import make_response_function, resolve_response_method
+from skshapley.tree import column_of_outputs
 
 # A probability within 1.5e-8 of 0 or 1 (a margin beyond 18) is rounded in ``1 - p``
 # (relative error 1e-16 / 1.5e-8 ~ 1e-8 in its logarithm, growing fast beyond) and

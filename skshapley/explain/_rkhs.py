@@ -16,20 +16,28 @@ from sklearn.utils.validation import check_is_fitted
 from skshapley.approximators import all_coalitions, shapley_values
 from skshapley.exceptions import SkshapleyWarning
 from skshapley.explain._explanation import Explanation
-from skshapley.games._cme import ETA_GRID, cme_cv_losses
-from skshapley.games._rkhs import (
+from skshapley.games import (
+    ETA_GRID,
     KERNELS,
     VALUES,
     RKHSValueGame,
+    cme_cv_losses,
     product_kernel,
     scaled_differences,
     subset_embeddings,
     subset_table_fits,
 )
-from skshapley.utils import as_generator, chunk_rows
-from skshapley.utils._sklearn_compat import check_feature_names_in
-from skshapley.utils._state import restored_on_failure
-from skshapley.utils._validation import validate_numeric_data
+from skshapley.utils import (
+    RANDOM_STATE,
+    NumberInterval,
+    StrOptions,
+    as_generator,
+    check_feature_names_in,
+    chunk_rows,
+    fit_context,
+    restored_on_failure,
+    validate_numeric_data,
+)
 
 MEDIAN_SAMPLE = 1000  # rows used by the median heuristic
 
@@ -54,16 +62,6 @@ def median_length_scales(X, rng):
             warnings.warn(f"feature {j} is constant; its length scale is 1.0.",
                           SkshapleyWarning, stacklevel=3)
     return scales
-
-
-def _is_str(value, option):
-    return isinstance(value, str) and value == option
-
-
-def _is_positive_finite(value):
-    """A real number in (0, inf); bools are not numbers here."""
-    return (isinstance(value, Real) and not isinstance(value, (bool, np.bool_))
-            and bool(np.isfinite(value)) and value > 0)
 
 
 def shapley_weights(n_players):
@@ -196,54 +194,41 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
 
+    # Each parameter alone (NumberInterval refuses bools; with an open end at inf it
+    # refuses inf and nan too); the combinations are _check_combinations'.
+    _parameter_constraints = {
+        "kernel": [StrOptions(set(KERNELS))],
+        # an array's length and entries are checked against the data at fit
+        "length_scale": [NumberInterval(Real, 0, None, closed="neither"), "array-like",
+                         StrOptions({"median", "mll"})],
+        "alpha": [NumberInterval(Real, 0, None, closed="neither"), StrOptions({"mll"})],
+        "shapley_penalty": [NumberInterval(Real, 0, None, closed="left")],
+        # indices and names are checked against the data at fit
+        "penalized_features": [Integral, str, "array-like", None],
+        "value": [StrOptions(set(VALUES))],
+        "cme_regularization": [NumberInterval(Real, 0, None, closed="neither"),
+                               StrOptions({"cv"})],
+        "max_evals": [NumberInterval(Integral, 2, None, closed="left")],
+        "approximation": [StrOptions({"nystroem", "rff"}), None],
+        "n_components": [NumberInterval(Integral, 1, None, closed="left")],
+        "background_size": [NumberInterval(Integral, 1, None, closed="left"), None],
+        # a string such as "no" is truthy: it would silently mean True
+        "fit_intercept": ["boolean"],
+        "random_state": RANDOM_STATE,
+    }
+
     # -- checks ---------------------------------------------------------------------------
-    def _check_params(self):
-        if self.kernel not in KERNELS:
-            raise ValueError(f"The 'kernel' parameter of RKHSShapRegressor must be one of "
-                             f"{list(KERNELS)}; got {self.kernel!r}.")
-        if self.value not in VALUES:
-            raise ValueError(f"The 'value' parameter of RKHSShapRegressor must be one of "
-                             f"{list(VALUES)}; got {self.value!r}.")
+    def _check_combinations(self):
+        """The parameters that exclude one another (each alone is checked by
+        ``_parameter_constraints``)."""
         if self.kernel == "linear" and self.value == "observational":
             raise ValueError("kernel='linear' supports only value='interventional'.")
-        if not (_is_str(self.alpha, "mll") or _is_positive_finite(self.alpha)):
-            raise ValueError(f"The 'alpha' parameter of RKHSShapRegressor must be a finite "
-                             f"positive number or 'mll'; got {self.alpha!r}.")
-        if _is_str(self.alpha, "mll") and not (isinstance(self.length_scale, str)
+        if self.alpha == "mll" and not (isinstance(self.length_scale, str)
                                         and self.length_scale == "mll"):
             raise ValueError("alpha='mll' requires length_scale='mll'.")
-        penalty = self.shapley_penalty
-        if isinstance(penalty, bool) or not isinstance(penalty, Real) or not (
-                np.isfinite(penalty) and penalty >= 0):
-            raise ValueError(f"The 'shapley_penalty' parameter of RKHSShapRegressor must be "
-                             f"a number >= 0; got {penalty!r}.")
-        eta = self.cme_regularization
-        if not (_is_str(eta, "cv") or _is_positive_finite(eta)):
-            raise ValueError(f"The 'cme_regularization' parameter of RKHSShapRegressor must "
-                             f"be a finite positive number or 'cv'; got {eta!r}.")
-        if not isinstance(self.fit_intercept, (bool, np.bool_)):
-            # a string such as "no" is truthy: it would silently mean True
-            raise ValueError(f"The 'fit_intercept' parameter of RKHSShapRegressor must be "
-                             f"True or False; got {self.fit_intercept!r}.")
-        if isinstance(self.max_evals, bool) or not isinstance(self.max_evals, Integral) \
-                or self.max_evals < 2:
-            raise ValueError(f"The 'max_evals' parameter of RKHSShapRegressor must be an "
-                             f"integer >= 2; got {self.max_evals!r}.")
-        if self.approximation not in (None, "nystroem", "rff"):
-            raise ValueError(f"The 'approximation' parameter of RKHSShapRegressor must be "
-                             f"None, 'nystroem' or 'rff'; got {self.approximation!r}.")
         if self.approximation is not None and self.kernel == "linear":
             raise ValueError(f"approximation={self.approximation!r} needs a product kernel, "
                              "not 'linear'.")
-        if isinstance(self.n_components, bool) or not isinstance(self.n_components, Integral) \
-                or self.n_components < 1:
-            raise ValueError(f"The 'n_components' parameter of RKHSShapRegressor must be a "
-                             f"positive integer; got {self.n_components!r}.")
-        size = self.background_size
-        if size is not None and (isinstance(size, bool) or not isinstance(size, Integral)
-                                 or size < 1):
-            raise ValueError(f"The 'background_size' parameter of RKHSShapRegressor must be "
-                             f"None or a positive integer; got {size!r}.")
 
     def _resolve_penalized(self, d):
         spec = self.penalized_features
@@ -277,21 +262,19 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
     def _length_scales(self, X, y, rng):
         d = X.shape[1]
         spec = self.length_scale
+        # "median", "mll" or a positive number (_parameter_constraints), or an array
+        # whose length and entries are checked here
         rule = (f"The 'length_scale' parameter of RKHSShapRegressor must be a finite positive "
                 f"number, {d} of them, 'median' or 'mll'; got {spec!r}.")
         if isinstance(spec, str):
             if spec == "median":
                 return median_length_scales(X, rng), None
-            if spec == "mll":
-                return self._mll(X, y, rng)
-            raise ValueError(rule)
+            return self._mll(X, y, rng)
         try:
             scales = np.asarray(spec, dtype=np.float64)
         except (TypeError, ValueError) as err:  # e.g. [1, "a", 2]
             raise ValueError(rule) from err
-        if scales.ndim == 0:
-            if isinstance(spec, (bool, np.bool_)):
-                raise ValueError(rule)
+        if scales.ndim == 0:  # a number, or a 0-d array
             scales = np.full(d, float(scales))
         if scales.shape != (d,) or not np.all(np.isfinite(scales) & (scales > 0)):
             raise ValueError(rule)
@@ -313,6 +296,7 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
         scales = np.broadcast_to(fitted.k1.k2.length_scale, (d,)).astype(float)
         return scales, fitted.k2.noise_level / signal
 
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the (regularised) kernel ridge model.
 
@@ -329,7 +313,7 @@ class RKHSShapRegressor(TransformerMixin, RegressorMixin, BaseEstimator):
             return self._fit(X, y)
 
     def _fit(self, X, y):
-        self._check_params()
+        self._check_combinations()
         X, y = validate_numeric_data(self, X, y, dtype=np.float64, y_numeric=True)
         n, d = X.shape
         penalized = self._resolve_penalized(d)

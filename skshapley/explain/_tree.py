@@ -16,9 +16,8 @@ import weakref
 import numpy as np
 
 from skshapley.backends._tree_numpy import LIGHTGBM_ZERO_THRESHOLD, MISSING_NAN_OR_ZERO
-from skshapley.games._response import resolve_response_method
-from skshapley.tree import read_model, tree_shap
-from skshapley.tree._groups import grouped_tree_shap
+from skshapley.games import resolve_response_method
+from skshapley.tree import grouped_tree_shap, read_model, tree_shap
 
 
 def response_map(ensemble, response):

@@ -19,7 +19,7 @@ import numpy as np
 
 from skshapley.backends import get_backend
 from skshapley.games._base import Game
-from skshapley.utils import chunk_rows
+from skshapley.utils import NumberInterval, StrOptions, chunk_rows, validate_params
 
 REDUCTIONS = ("tsqr", "gram")
 SOLVERS = ("auto", "qr", "cholesky")
@@ -389,6 +389,18 @@ def check_alpha(alpha):
     return float(alpha)
 
 
+@validate_params(
+    {
+        "X_train": ["array-like", Iterable],
+        "X_test": ["array-like", Iterable],
+        "y_train": ["array-like", None],
+        "y_test": ["array-like", None],
+        "alpha": [NumberInterval(Real, 0, None, closed="left")],  # finite: inf is open
+        "center": ["boolean"],
+        "reduction": [StrOptions(set(REDUCTIONS))],
+    },
+    prefer_skip_nested_validation=True,
+)
 def reduce_least_squares(X_train, X_test, y_train=None, y_test=None, *, alpha=0.0,
                          center=True, reduction="tsqr"):
     """Reduce training and test data once (Bell, Devanathan & Boyd 2024, Sec. 3.2 and
@@ -410,7 +422,7 @@ def reduce_least_squares(X_train, X_test, y_train=None, y_test=None, *, alpha=0.
     -------
     ReducedLeastSquares
     """
-    alpha = check_alpha(alpha)
+    alpha = float(alpha)
     train = factor_rows(X_train if y_train is None else (X_train, y_train), "train",
                         reduction)
     test = factor_rows(X_test if y_test is None else (X_test, y_test), "test", reduction,

@@ -7,9 +7,7 @@ import numpy as np
 from skshapley.backends import get_backend
 from skshapley.games._base import Game
 from skshapley.games._response import make_response_function
-from skshapley.utils import chunk_rows
-from skshapley.utils._device import resolve_device, to_host
-from skshapley.utils._validation import get_working_memory
+from skshapley.utils import chunk_rows, get_working_memory, resolve_device, to_host
 
 # Share of working_memory for one chunk of model input (measured at d = 1000, one row,
 # default budget: the whole call peaked at 1.2x the chunk before this share).
@@ -44,7 +42,7 @@ class MarginalGame(Game):
         MiB per chunk; defaults to ``get_config()["working_memory"]``.
     cache : bool, default=False
     device : None, "cpu", "cuda" or str, default=None
-        Where the model's inputs live (``skshapley.utils._device.resolve_device``): with
+        Where the model's inputs live (``skshapley.utils.resolve_device``): with
         a device namespace the rows and background are copied there once, each batch is
         assembled there, the model is called on device arrays and averaged over the
         background there; only the (coalitions, outputs) values come back to the host.
@@ -111,52 +109,71 @@ class MarginalGame(Game):
         if self.column_player is not None:
             # a player's mask is each of its columns' mask
             coalitions = np.ascontiguousarray(coalitions[:, self.column_player])
-        if self._xp is not None:
-            return self._device_values(coalitions)
-        kernels = get_backend()
         m, d = coalitions.shape
         n_rows = self._rows.shape[0]
         n_background = self.background.shape[0]
-        # the model's input gets BATCH_SHARE of working_memory: the rest is left for the
-        # model's own temporaries and the estimator's arrays, so a call stays within it
-        per_coalition = chunk_rows(n_rows * n_background * d * 8,
-                                   BATCH_SHARE * get_working_memory(self.working_memory))
+        per_coalition = chunk_rows(n_rows * n_background * d * 8, self._batch_memory())
+        assemble = self._batch_assembler(min(per_coalition, m), d)
         outputs = []
-        # one buffer for every chunk: a new one per chunk would hold two chunks at once
-        # (the next allocated before the last released), twice working_memory
-        buffer = np.empty((min(per_coalition, m) * n_rows * n_background, d),
-                          dtype=np.float64)
         for start in range(0, m, per_coalition):
             block = coalitions[start : start + per_coalition]
-            batch = buffer[: block.shape[0] * n_rows * n_background]
-            kernels.assemble_masked_batch(self._rows, self.background, block, batch)
-            predictions = np.asarray(self.predict(batch), dtype=np.float64)
-            predictions = predictions.reshape(block.shape[0], n_rows, n_background, -1)
-            outputs.append(predictions.mean(axis=2).reshape(block.shape[0], -1))
+            predictions = self.predict(assemble(block))
+            outputs.append(self._background_means(predictions, block.shape[0]))
         values = np.concatenate(outputs, axis=0)
         return values[:, 0] if values.shape[1] == 1 else values
 
-    def _device_values(self, coalitions):
-        # The same batch as assemble_masked_batch (coalition, row, background row), built
-        # with broadcasting where the arrays live; one transfer of the averaged values.
-        xp = self._xp
-        m, d = coalitions.shape
+    # What differs between host and device batches: the memory one chunk may take, where
+    # and how it is assembled, and where the background mean is taken.
+    def _batch_memory(self):
+        """MiB for one chunk of model input. On the host it gets BATCH_SHARE of
+        working_memory: the rest is left for the model's own temporaries and the
+        estimator's arrays, so a call stays within it. On a device, all of it (None:
+        the configured working_memory)."""
+        if self._xp is None:
+            return BATCH_SHARE * get_working_memory(self.working_memory)
+        return self.working_memory
+
+    def _batch_assembler(self, max_coalitions, d):
+        """A function from a block of at most ``max_coalitions`` coalitions to the model's
+        input: one row per (coalition, row, background row), in that order."""
         n_rows = self._rows.shape[0]
         n_background = self.background.shape[0]
-        per_coalition = chunk_rows(n_rows * n_background * d * 8, self.working_memory)
-        outputs = []
-        for start in range(0, m, per_coalition):
-            block = xp.asarray(np.ascontiguousarray(coalitions[start : start + per_coalition]))
-            c = block.shape[0]
+        if self._xp is None:
+            kernels = get_backend()
+            # one buffer for every chunk: a new one per chunk would hold two chunks at
+            # once (the next allocated before the last released), twice working_memory
+            buffer = np.empty((max_coalitions * n_rows * n_background, d), dtype=np.float64)
+
+            def assemble(block):
+                batch = buffer[: block.shape[0] * n_rows * n_background]
+                kernels.assemble_masked_batch(self._rows, self.background, block, batch)
+                return batch
+
+            return assemble
+        xp = self._xp
+
+        def assemble(block):
+            # the batch of assemble_masked_batch, built with broadcasting where the
+            # arrays live
+            block = xp.asarray(np.ascontiguousarray(block))
             batch = xp.where(block[:, None, None, :], self._device_rows[None, :, None, :],
                              self._device_background[None, None, :, :])
-            predictions = self.predict(xp.reshape(batch, (c * n_rows * n_background, d)))
-            # a model may answer on the host (e.g. XGBoost's predict on CuPy input)
-            predictions = xp.asarray(predictions)
-            averaged = xp.mean(xp.reshape(predictions, (c, n_rows, n_background, -1)), axis=2)
-            outputs.append(to_host(averaged).reshape(c, -1))
-        values = np.concatenate(outputs, axis=0)
-        return values[:, 0] if values.shape[1] == 1 else values
+            return xp.reshape(batch, (block.shape[0] * n_rows * n_background, d))
+
+        return assemble
+
+    def _background_means(self, predictions, n_coalitions):
+        """The model's outputs for a block of coalitions averaged over the background,
+        (n_coalitions, n_rows * n_outputs) float64 on the host: from a device, one
+        transfer of the averaged values."""
+        shape = (n_coalitions, self._rows.shape[0], self.background.shape[0], -1)
+        if self._xp is None:
+            predictions = np.asarray(predictions, dtype=np.float64)
+            return predictions.reshape(shape).mean(axis=2).reshape(n_coalitions, -1)
+        xp = self._xp
+        # a model may answer on the host (e.g. XGBoost's predict on CuPy input)
+        averaged = xp.mean(xp.reshape(xp.asarray(predictions), shape), axis=2)
+        return to_host(averaged).reshape(n_coalitions, -1)
 
 
 def _check_column_player(column_player, n_features):

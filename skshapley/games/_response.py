@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import is_classifier
 
-from skshapley.utils._device import namespace_of
+from skshapley.utils import StrOptions, namespace_of, validate_params
 
 RESPONSE_METHODS = (
     "auto",
@@ -21,6 +21,12 @@ RESPONSE_METHODS = (
 _PROBA_EPS = 1e-15
 
 
+# a callable is called as f(model, X); "auto" and the names are resolved per model
+_RESPONSE_METHOD = [StrOptions(set(RESPONSE_METHODS)), callable]
+
+
+@validate_params({"model": "no_validation", "response_method": _RESPONSE_METHOD},
+                 prefer_skip_nested_validation=True)
 def resolve_response_method(model, response_method="auto") -> str:
     """Name the output that ``response_method="auto"`` means for ``model``.
 
@@ -44,11 +50,6 @@ def resolve_response_method(model, response_method="auto") -> str:
     """
     if callable(response_method):
         return "callable"
-    if response_method not in RESPONSE_METHODS:
-        raise ValueError(
-            f"The 'response_method' parameter must be one of {list(RESPONSE_METHODS)} or a "
-            f"callable; got {response_method!r}."
-        )
     if response_method != "auto":
         return response_method
     labeller = _label_kind(model)
@@ -163,6 +164,14 @@ def _log_odds(proba):
     return log_proba - xp.mean(log_proba, axis=1, keepdims=True)
 
 
+@validate_params(
+    {
+        "model": "no_validation",
+        "response_method": _RESPONSE_METHOD,
+        "feature_names": ["array-like", None],
+    },
+    prefer_skip_nested_validation=True,
+)
 def make_response_function(model, response_method="auto", *, feature_names=None):
     """Return ``f(X) -> (n,) or (n, k)`` for the chosen model output.
 

@@ -23,8 +23,7 @@ from sklearn.utils import get_tags
 
 from skshapley.backends import get_backend
 from skshapley.games import Game
-from skshapley.utils import chunk_rows
-from skshapley.utils._validation import get_working_memory
+from skshapley.utils import chunk_rows, get_working_memory
 
 # Share of working_memory for the model input of one chunk, as MarginalGame leaves the
 # rest to the model's own temporaries.

@@ -11,13 +11,23 @@ from sklearn.metrics import check_scoring
 from sklearn.utils import Bunch, check_array, check_random_state
 from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
-from skshapley.approximators import default_budget, minimum_budget, shapley_values
-from skshapley.approximators._exact import MAX_EXACT_PLAYERS
-from skshapley.explain._columns import ColumnCodec, model_rows
+from skshapley.approximators import (
+    MAX_EXACT_PLAYERS,
+    default_budget,
+    minimum_budget,
+    shapley_values,
+)
+from skshapley.explain import ColumnCodec, model_rows
 from skshapley.inspection._game import MarginalScoreGame
-from skshapley.utils._groups import check_groups
-from skshapley.utils._sklearn_compat import HasMethods, Interval, StrOptions, validate_params
-from skshapley.utils._validation import as_pandas_frame, finite_policy
+from skshapley.utils import (
+    HasMethods,
+    NumberInterval,
+    StrOptions,
+    as_pandas_frame,
+    check_groups,
+    finite_policy,
+    validate_params,
+)
 
 # Two-sided level of the intervals in the result.
 CONFIDENCE_LEVEL = 0.95
@@ -79,10 +89,12 @@ def _check_background(background, X, X_codes, codec, seed):
         "y": ["array-like"],
         "scoring": [str, callable, None],
         "groups": [dict, list, tuple, None],
-        "background": [Interval(Integral, 1, None, closed="left"), "array-like"],
-        "max_evals": [Interval(Integral, 2, None, closed="left"), StrOptions({"auto"})],
-        "tol": [Interval(Real, 0, None, closed="neither"), None],
-        "n_jobs": [Integral, None],
+        "background": [NumberInterval(Integral, 1, None, closed="left"), "array-like"],
+        "max_evals": [NumberInterval(Integral, 2, None, closed="left"), StrOptions({"auto"})],
+        "tol": [NumberInterval(Real, 0, None, closed="neither"), None],
+        # joblib's: -1 for all cores, never 0
+        "n_jobs": [NumberInterval(Integral, None, -1, closed="right"),
+                   NumberInterval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
     },
     prefer_skip_nested_validation=True,
@@ -224,12 +236,6 @@ def shapley_importance(estimator, X, y, *, scoring=None, groups=None, background
     >>> r.method, np.round(r.importances_mean, 2).tolist()
     ('exact', [0.81, 0.19, 0.0])
     """
-    if isinstance(background, bool):
-        raise ValueError("The 'background' parameter of shapley_importance must be an int "
-                         f">= 1 or an array of rows; got {background!r}.")
-    if n_jobs == 0 or isinstance(n_jobs, bool):
-        raise ValueError("The 'n_jobs' parameter of shapley_importance must be a non-zero "
-                         f"int (-1: all cores) or None; got {n_jobs!r}.")
     check_is_fitted(estimator)
     classes = getattr(estimator, "classes_", None)
     if is_classifier(estimator) and classes is None:

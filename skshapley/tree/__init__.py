@@ -4,6 +4,8 @@ Holmes 2022): the ensemble IR, readers and kernels."""
 from skshapley.backends._packing import PACKINGS, Packing, pack_paths
 from skshapley.tree._api import FEATURE_PERTURBATIONS, TreeShapValues, tree_shap
 from skshapley.tree._ensemble import TreeEnsemble, build_ensemble
+from skshapley.tree._groups import grouped_tree_shap
+from skshapley.tree._pipeline import column_of_outputs
 from skshapley.tree._readers import read_model
 
 __all__ = [
@@ -13,6 +15,8 @@ __all__ = [
     "TreeEnsemble",
     "TreeShapValues",
     "build_ensemble",
+    "column_of_outputs",
+    "grouped_tree_shap",
     "pack_paths",
     "read_model",
     "tree_shap",

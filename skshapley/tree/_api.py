@@ -10,7 +10,7 @@ from skshapley._config import get_config
 from skshapley.backends import available_backends, get_backend
 from skshapley.tree._ensemble import MAX_PATTERN_FEATURES, TreeEnsemble
 from skshapley.tree._readers import read_model
-from skshapley.utils import chunk_rows
+from skshapley.utils import StrOptions, chunk_rows, validate_params
 
 FEATURE_PERTURBATIONS = ("auto", "tree_path_dependent", "interventional")
 
@@ -246,6 +246,17 @@ def interventional_shap(ensemble, X, background, kernels):
     return out, np.broadcast_to(base_value, (X.shape[0], ensemble.n_outputs)).copy()
 
 
+@validate_params(
+    {
+        "model": "no_validation",  # read_model names what it cannot read
+        "X": ["array-like"],
+        "background": ["array-like", None],
+        "feature_perturbation": [StrOptions(set(FEATURE_PERTURBATIONS))],
+        "interactions": ["boolean"],
+        "backend": [str, None],
+    },
+    prefer_skip_nested_validation=True,
+)
 def tree_shap(model, X, *, background=None, feature_perturbation="auto", interactions=False,
               backend=None):
     """Exact SHAP values of a tree ensemble's raw output.
@@ -296,11 +307,6 @@ def tree_shap(model, X, *, background=None, feature_perturbation="auto", interac
     >>> bool(abs(total[:, 0] - model.predict(X[:5])).max() < 1e-9)
     True
     """
-    if feature_perturbation not in FEATURE_PERTURBATIONS:
-        raise ValueError(
-            f"The 'feature_perturbation' parameter must be one of "
-            f"{list(FEATURE_PERTURBATIONS)}; got {feature_perturbation!r}."
-        )
     ensemble = model if isinstance(model, TreeEnsemble) else read_model(model)
     X = _check_X(X, ensemble)
     if feature_perturbation == "auto":

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 
 import numpy as np
 
@@ -23,6 +24,7 @@ from skshapley.backends._tree_numpy import (  # noqa: F401  (re-exported for rea
     category_set_words,
     elements_satisfied,
 )
+from skshapley.utils import NumberInterval, validate_params
 
 # Paths with more distinct features than this cannot be handled by the bit-pattern
 # kernels (interventional) and by the warp kernel (31); the path kernels take any length.
@@ -430,6 +432,19 @@ def _split_categorical(categorical, starts, node_sorted, element_path, feature, 
     return element_path, feature, lower, upper, missing, mode, z, leaf_values
 
 
+@validate_params(
+    {
+        "tables": [list, tuple],
+        "n_features": [NumberInterval(Integral, 0, None, closed="left")],
+        "n_outputs": [NumberInterval(Integral, 1, None, closed="left")],
+        "offset": ["array-like", Real],
+        "input_dtype": "no_validation",
+        "output": [str],
+        "link": [str],
+        "model_name": [str],
+    },
+    prefer_skip_nested_validation=True,
+)
 def build_ensemble(tables, *, n_features, n_outputs, offset, input_dtype, output="value",
                    link="identity", model_name=""):
     """Merged paths of the trees in ``tables`` (list of :class:`NodeTable`).

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from numbers import Real
 
 import numpy as np
 
@@ -53,8 +54,13 @@ from skshapley.tree._api import (
     path_dependent_shap,
 )
 from skshapley.tree._ensemble import TreeEnsemble
-from skshapley.utils import chunk_rows
-from skshapley.utils._validation import get_working_memory
+from skshapley.utils import (
+    NumberInterval,
+    StrOptions,
+    chunk_rows,
+    get_working_memory,
+    validate_params,
+)
 
 
 def _csr(counts):
@@ -365,6 +371,18 @@ def _ranges(source, grouped, indicator_ptr, indicator_element, player):
                  for a, b in zip(bounds[:-1], bounds[1:], strict=True))
 
 
+@validate_params(
+    {
+        "grouped": [GroupedPaths],
+        "X": ["array-like"],
+        "background": ["array-like", None],
+        "feature_perturbation": [StrOptions({"tree_path_dependent", "interventional"})],
+        "interactions": ["boolean"],
+        "backend": [str, None],
+        "working_memory": [NumberInterval(Real, 0, None, closed="neither"), None],
+    },
+    prefer_skip_nested_validation=True,
+)
 def grouped_tree_shap(grouped, X, *, background=None,
                       feature_perturbation="tree_path_dependent", interactions=False,
                       backend=None, working_memory=None):

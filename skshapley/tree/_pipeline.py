@@ -18,10 +18,12 @@ columns (one-hot encoders, one-hot bins, splines): :func:`column_of_outputs`.
 from __future__ import annotations
 
 import dataclasses
+from numbers import Integral
 
 import numpy as np
 
 from skshapley.tree._ensemble import PlacedColumns, with_columns_renamed
+from skshapley.utils import NumberInterval, validate_params
 
 
 def _columnwise_types():
@@ -134,6 +136,10 @@ def _composed_columns(steps, n_features, *, one_to_many=False):
     return column_of
 
 
+@validate_params(
+    {"steps": [list, tuple], "n_features": [NumberInterval(Integral, 0, None, closed="left")]},
+    prefer_skip_nested_validation=True,
+)
 def column_of_outputs(steps, n_features):
     """Input column (of ``n_features``) of each output column of Pipeline ``steps`` that
     each make every output column from one input column, or why they do not (a string).

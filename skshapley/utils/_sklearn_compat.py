@@ -3,6 +3,7 @@
 from sklearn.base import _fit_context as fit_context  # noqa: F401
 from sklearn.utils._param_validation import (  # noqa: F401
     HasMethods,
+    Hidden,
     Interval,
     StrOptions,
     validate_params,
@@ -29,6 +30,31 @@ except ImportError:  # scikit-learn 1.6 and 1.7
         pa = sys.modules.get("pyarrow")
         return pa is not None and isinstance(
             X, (pa.Table, pa.RecordBatch, pa.Array, pa.ChunkedArray))
+
+
+
+class NumberInterval(Interval):
+    """scikit-learn's ``Interval`` over numbers proper: a bool is refused.
+
+    scikit-learn's ``Interval(Integral, 1, None, closed="left")`` takes ``True`` as the
+    integer 1 (and ``Interval(Real, ...)`` as 1.0), since ``bool`` subclasses ``int``;
+    here a flag passed for a count or a size is an error, as the hand-written checks
+    ``isinstance(x, bool) or not isinstance(x, Integral)`` had it. (``numpy.bool_`` is no
+    ``numbers.Integral`` or ``numbers.Real``, so both intervals refuse it already.)
+
+    Examples
+    --------
+    >>> from numbers import Integral
+    >>> from skshapley.utils import NumberInterval
+    >>> NumberInterval(Integral, 1, None, closed="left").is_satisfied_by(True)
+    False
+    >>> NumberInterval(Integral, 1, None, closed="left").is_satisfied_by(3)
+    True
+    """
+
+    def is_satisfied_by(self, val):
+        return not isinstance(val, bool) and super().is_satisfied_by(val)
+
 
 # threadpoolctl is scikit-learn's dependency, not a declared one of ours: taken through
 # here, where scikit-learn's requirements are relied on. scikit-learn keeps one

@@ -7,7 +7,19 @@ from numbers import Integral
 import numpy as np
 
 from skshapley._config import get_config
-from skshapley.utils._sklearn_compat import is_polars_df, is_pyarrow_data, validate_data
+from skshapley.utils._sklearn_compat import (
+    Interval,
+    is_polars_df,
+    is_pyarrow_data,
+    validate_data,
+)
+
+# The constraint (see ``validate_params``) of a ``random_state`` that
+# :func:`as_generator` takes: None, an int >= 0 (scikit-learn's Interval, which takes a
+# bool as the int it is, as numpy's default_rng does), a RandomState, a SeedSequence or
+# a Generator.
+RANDOM_STATE = [None, Interval(Integral, 0, None, closed="left"), np.random.RandomState,
+                np.random.SeedSequence, np.random.Generator]
 
 
 def as_generator(random_state) -> np.random.Generator:

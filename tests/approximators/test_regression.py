@@ -178,18 +178,20 @@ def test_qmc_coalitions_are_flagged_heuristic():
 
 def test_auto_policy_follows_the_table():
     assert resolve_method("auto", 10, 1024) == "exact"
-    assert resolve_method("auto", 30, 10 * 30) == "surrogate"
+    # up to 12 d the end points choose (the adaptive estimator), then the surrogate
+    assert resolve_method("auto", 30, 10 * 30) == "adaptive"
+    assert resolve_method("auto", 30, 12 * 30 + 1) == "surrogate"
     assert resolve_method("auto", 30, 50 * 30) == "surrogate"
     assert resolve_method("auto", 30, 50 * 30, tol=0.1) == "permutation"
     assert resolve_method("auto", 30, 60) == "permutation"  # below 2 + 2d
     game = AdditiveGame(np.arange(1.0, 31.0))
     result = shapley_values(game, budget=300, random_state=0)
-    assert result.method == "surrogate"
+    assert result.method == "surrogate"  # the additive game's end points say so
     np.testing.assert_allclose(result.values, np.arange(1.0, 31.0), atol=1e-9)
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [
-    ({"method": "lasso"}, "'method' parameter must be one of"),
+    ({"method": "lasso"}, "'method' parameter of regression_shapley must be a str among"),
     ({"order": 0}, "'order' parameter"),
     ({"quantile_level": 1.0}, "'quantile_level'"),
     ({"coalition_sampler": "bogus"}, "'coalition_sampler' parameter"),

@@ -75,7 +75,8 @@ def test_response_method_missing_raises(rng):
     model = LinearRegression().fit(X, X[:, 0])
     with pytest.raises(ValueError, match="has no method 'predict_proba'"):
         make_response_function(model, "predict_proba")
-    with pytest.raises(ValueError, match="'response_method' parameter must be one of"):
+    with pytest.raises(ValueError, match="'response_method' parameter of make_response_function "
+                       "must be a str among .* Got 'predict_probability' instead"):
         make_response_function(model, "predict_probability")
 
 

@@ -358,9 +358,9 @@ def test_bad_input_is_refused(rng):
     with pytest.raises(ValueError, match=r"max_evals=7 is too small for 12 players"):
         shapley_importance(LinearRegression().fit(np.tile(X, 3), y), np.tile(X, 3), y,
                            max_evals=7)
-    with pytest.raises(ValueError, match=r"'background' parameter .* got True"):
+    with pytest.raises(ValueError, match=r"'background' parameter .* Got True instead"):
         shapley_importance(model, X, y, background=True)
-    with pytest.raises(ValueError, match=r"'n_jobs' parameter .* got 0"):
+    with pytest.raises(ValueError, match=r"'n_jobs' parameter .* Got 0 instead"):
         shapley_importance(model, X, y, n_jobs=0)
     with pytest.raises(ValueError, match=r"'scoring' parameter is not usable"):
         shapley_importance(model, X, y, scoring="no_such_score")
