@@ -116,6 +116,14 @@ def test_tol_stops_rows_early(diabetes, forest):
                                  tol=20.0, background=20, random_state=0).fit(X.values)
     explanation = explainer.explain(X.values[:3])
     assert (explanation.n_evaluations < 5000).all()
+    # each row stopped once its estimated 95 % quantile of ||phi_hat - phi||_2 fell
+    # below tol; that quantile is at least the root sum of the squared standard errors
+    assert (np.sqrt((explanation.std_errors**2).sum(axis=1)) < 20.0).all()
+    # and the estimates are within tol of the exact values
+    exact = ShapleyExplainer(forest, prefit=True, method="exact",
+                             background=explainer.background_).fit(X.values)
+    error = np.linalg.norm(explanation.values - exact.explain(X.values[:3]).values, axis=1)
+    assert (error < 20.0).all()
 
 
 def test_classifier_multi_output_and_pandas_output(rng):
