@@ -94,10 +94,13 @@ def max_evals(text):
 
 
 def groups_json(text):
-    """An argparse ``type``: ``--groups`` as a JSON object (name -> columns) or a list of
-    lists of columns."""
+    """An argparse ``type``: ``--groups`` as a JSON object (name -> columns), a list of
+    lists of columns, lists nested three deep (a hierarchy: Owen values), or the word
+    ``correlation`` (a hierarchy clustered from the columns' correlations)."""
     import json
 
+    if text.strip() == "correlation":
+        return "correlation"
     example = '{"body": ["bmi", "bp"], "age": ["age"]}'
     try:
         value = json.loads(text)

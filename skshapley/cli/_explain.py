@@ -52,8 +52,8 @@ def add_parser(subparsers):
                               "give more than one class; start: the first N rows")
     explain.add_argument("--method", default="auto",
                          help="auto (default), tree, linear, exact, permutation, kernel, "
-                              "leverage, kadd, surrogate, stratified, owen or owen_halved (see "
-                              "ShapleyExplainer)")
+                              "leverage, kadd, surrogate, svarm, adaptive, stratified, owen or "
+                              "owen_halved (see ShapleyExplainer)")
     explain.add_argument("--max-evals", type=max_evals, default="auto",
                          help="coalition evaluations per row, or auto")
     explain.add_argument("--tol", type=float, default=None,
@@ -64,7 +64,8 @@ def add_parser(subparsers):
                          help="explain groups of columns, each one player: a JSON object "
                               "'{\"name\": [\"col\", ...], ...}' or a list of lists of "
                               "columns (named by their columns joined with +); every "
-                              "column in exactly one group")
+                              "column in exactly one group. 'correlation', or lists nested "
+                              "three deep, give a hierarchy and Owen values per column")
     explain.add_argument("--output", default="skshapley_summary.png", metavar="PATH",
                          help="summary plot (default skshapley_summary.png; PATH.png "
                               "for a PATH without suffix; an existing file is "

@@ -187,3 +187,16 @@ def test_the_values_of_shaps_partition_explainer_at_its_full_budget(frame):
                                                                        clustering=Z))
     theirs = explainer(frame.to_numpy()[:3], max_evals=10_000)
     np.testing.assert_allclose(ours.values, theirs.values, atol=1e-10)
+
+
+def test_cli_explain_with_a_correlation_hierarchy(tmp_path, capsys):
+    from skshapley.cli import ExitCode, main
+
+    # the bundled data (diabetes) and a linear model, whose closed form gives Shapley
+    # values: with a hierarchy the Owen values are enumerated instead
+    code = main(["explain", "--rows", "3", "--background", "20", "--groups", "correlation",
+                 "--model", "sklearn.linear_model:Ridge",
+                 "--output", str(tmp_path / "plot.png")])
+    out = capsys.readouterr().out
+    assert code == ExitCode.OK
+    assert "method: hierarchical" in out
