@@ -19,7 +19,9 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from skshapley.backends import get_backend
+from skshapley.backends._numba_runtime import run_parts
 from skshapley.exceptions import ConvergenceWarning
+from skshapley.preprocessing._transform_kernels import interp_table, transform_columns
 from skshapley.sketch._cdf import CDFSketch
 from skshapley.sketch._moments import MomentSketch, update_together
 from skshapley.sketch._solvers import exact_quantiles, scaled_moments, solve_quantiles
@@ -37,6 +39,7 @@ __all__ = ["MomentQuantileTransformer", "fit_dask"]
 BOUNDS_THRESHOLD = 1e-7  # as sklearn.preprocessing._data
 _AUTO_RATIO = 4.0
 _STATE = ("sketch_", "sketch_arcsinh_", "n_rows_seen_")
+_TABLE_KEY = "_transform_table"  # transform's lookup tables, in the solved state
 # guards the lazy creation of each transformer's own lock (two threads must not each
 # create one)
 _LOCK_GUARD = threading.Lock()
@@ -317,6 +320,9 @@ class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
         # from it would drop the lock of this transformer while a thread may hold it.
         state = dict(super().__getstate__())
         state.pop("_lock", None)
+        solved = state.get("_solved")
+        if solved is not None and _TABLE_KEY in solved:  # a cache of transform's table
+            state["_solved"] = {k: v for k, v in solved.items() if k != _TABLE_KEY}
         return state
 
     def _check_sketch_settings(self):
@@ -710,13 +716,15 @@ class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
         if self.n_bins is not None:
             return self._bin(X, solved)
         quantiles, references = solved["quantiles_"], solved["references_"]
+        kernels = get_backend()
+        if kernels.name == "numba":
+            return self._transform_numba(X, solved)
         # Strictly increasing quantiles: forward and backward interpolation agree and the
         # bound fix-ups are no-ops, so one np.interp per column gives sklearn's result;
         # the backend kernel does it for all such columns in one pass over X.
         fast = np.all(np.diff(quantiles, axis=0) > 0, axis=0) & (len(references) > 1)
         if fast.any():
             cols = np.nonzero(fast)[0]
-            kernels = get_backend()
             out = np.empty((X.shape[0], len(cols)))
             sub = X if len(cols) == X.shape[1] else np.ascontiguousarray(X[:, cols])
             kernels.interp_columns(sub, np.ascontiguousarray(quantiles[:, cols].T),
@@ -740,6 +748,44 @@ class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
                 X[:, j] = np.nan  # no finite value at fit: no CDF (sklearn gives NaN too)
                 continue
             X[:, j] = self._transform_col(X[:, j], quantiles[:, j], references, inverse=False)
+        return X
+
+    def _transform_numba(self, X, solved):
+        """``transform`` by the numba kernel of ``_transform_kernels``: sklearn's
+        ``_transform_col`` (both interpolations where quantiles repeat, the bound rules)
+        for every column in one pass, read off a lookup table on the values' order keys
+        (built once per fitted state)."""
+        quantiles, references = solved["quantiles_"], solved["references_"]
+        d = X.shape[1]
+        usable = ~np.isnan(quantiles[0]) if len(references) > 1 else np.zeros(d, bool)
+        for j in np.flatnonzero(~usable):
+            if np.isnan(quantiles[0, j]):
+                X[:, j] = np.nan  # no finite value at fit: no CDF (sklearn gives NaN too)
+            else:  # a single quantile
+                X[:, j] = self._transform_col(X[:, j], quantiles[:, j], references,
+                                              inverse=False)
+        cols = np.flatnonzero(usable)
+        if cols.size == 0:
+            return X
+        normal = self.output_distribution == "normal"
+        # kept with the solved state it was read from (not pickled: see __getstate__)
+        table = solved.get(_TABLE_KEY, {}).get(normal)
+        if table is None:
+            q = quantiles[:, cols]
+            threshold = BOUNDS_THRESHOLD * _bound_scale(q[0], q[-1]) if normal else None
+            table = interp_table(q, references, threshold)
+            solved.setdefault(_TABLE_KEY, {})[normal] = table
+        whole = cols.size == d and (X.flags.c_contiguous or X.flags.f_contiguous)
+        sub = X if whole else np.ascontiguousarray(X[:, cols])
+        transform_columns(sub, table, run=run_parts)
+        if normal:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                # sklearn's ppf and clip (the bound rule ran in the kernel)
+                clip_min = stats.norm.ppf(BOUNDS_THRESHOLD - np.spacing(1))
+                clip_max = stats.norm.ppf(1 - (BOUNDS_THRESHOLD - np.spacing(1)))
+                sub[...] = np.clip(stats.norm.ppf(sub), clip_min, clip_max)
+        if not whole:
+            X[:, cols] = sub
         return X
 
     def _bin(self, X, solved):
