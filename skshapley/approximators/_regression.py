@@ -678,14 +678,18 @@ def _regression_cost(n_players, budget, n_outputs, *, terms=0, screened=0, cv_te
     # one output's influence rows
     memory = n * (2 * d + 8.0 * (4 * p + d))
     # Python's own work (design lists, factorisations' calls, per-output loops) counted as
-    # operations at ~1.5e9 a second: measured 0.02 s a game plus 0.008 s an output for
-    # the regression (d = 20-30, cheap games), 0.05 s an output more for the surrogate
-    flops = 3.0e7 + 3.0 * n * p * p + k * (1.2e7 + 6.0 * n * d + risk)
+    # operations at ~1.5e9 a second. Re-measured (issue 27, 2 cores under load, cheap
+    # games of d = 20-100 at 10 d to 60 d evaluations, 1 and 16 outputs): the paired
+    # regression took 7-8 ms a game plus 0.6-1.2 ms an output (the constants here are
+    # 6.7 ms and 0.8 ms); the surrogate's screening and cross-validation 40-56 operations
+    # per design pair and screened triple an output, whatever its 40-600 CV terms (the
+    # earlier constants, 0.02 s a game and 0.008 s an output, and a CV cost in the
+    # square of its width, overstated both 4-18x, so that "auto" gave cheap models
+    # orderings where a regression was more accurate in the same time).
+    flops = 1.0e7 + 3.0 * n * p * p + k * (1.2e6 + 6.0 * n * d + risk)
     if screened:
-        rounds = (CV_FOLDS + 1) * SCREEN_ROUNDS
         cv_width = d + cv_terms
-        flops += k * (7.5e7 + rounds * 4.0 * n * screened + 3.0 * n * cv_width**2
-                      + cv_width**3)
+        flops += k * (3.0e6 + 60.0 * n * screened + 3.0 * n * cv_width)
         memory += 8.0 * n * min(screened, KEPT_CHARACTERS / max(n, 1))
     return MethodCost(memory_bytes=memory, flops=flops)
 
