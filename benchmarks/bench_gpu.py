@@ -69,7 +69,7 @@ def philox_rows(backends, cases):
 
 def moment_rows(backends, X, w, order=15):
     from skshapley.backends import get_backend
-    from skshapley.backends._numpy import N_MOMENT_FIELDS
+    from skshapley.backends.sketch._numpy import N_MOMENT_FIELDS
 
     rows = []
     shape = (X.shape[0], N_MOMENT_FIELDS + order)

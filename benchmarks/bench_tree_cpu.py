@@ -187,8 +187,8 @@ def main(argv=None):
     import xgboost
     from sklearn.ensemble import RandomForestRegressor
 
-    from skshapley.backends import _tree_numba, get_backend
-    from skshapley.tree import read_model, tree_shap
+    from skshapley.backends import get_backend
+    from skshapley.tree import _cache, read_model, tree_shap
     from skshapley.tree._api import WALK_ROWS, interventional_shap
 
     threads = args.threads
@@ -252,7 +252,7 @@ def main(argv=None):
             rows_out.append((name, peer_name, n_few, peer, ours, error))
             if n_few < WALK_ROWS:
                 def cold(e=ensemble, x=prepared_few, b=prepared_background):
-                    _tree_numba.forget_background()
+                    _cache.forget_background()
                     return interventional_shap(e, x, b, kernels)
 
                 rows_out.append((name, peer_name + "; ours on a new background", n_few, peer,

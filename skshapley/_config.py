@@ -12,6 +12,9 @@ from contextlib import contextmanager
 from numbers import Real
 
 _BACKENDS = ("auto", "numpy", "numba", "numba_cuda", "cupy")
+# Names registered later (skshapley.backends.register_backend tells this module through
+# _accept_backend_name); nothing here imports the backends.
+_REGISTERED_BACKENDS: set = set()
 _global_config = {"backend": "auto", "working_memory": 1024}
 _threadlocal = threading.local()
 
@@ -39,12 +42,15 @@ def get_config() -> dict:
     return _get_threadlocal_config().copy()
 
 
+def _accept_backend_name(name: str) -> None:
+    """Let ``set_config`` accept the backend ``name`` (called by the backend registry)."""
+    _REGISTERED_BACKENDS.add(name)
+
+
 def _check_backend_name(backend) -> None:
     # Names registered later with register_backend are accepted too.
-    from skshapley.backends._registry import _REGISTRY
-
-    if backend not in _BACKENDS and backend not in _REGISTRY:
-        accepted = sorted(set(_BACKENDS) | set(_REGISTRY))
+    if backend not in _BACKENDS and backend not in _REGISTERED_BACKENDS:
+        accepted = sorted(set(_BACKENDS) | _REGISTERED_BACKENDS)
         raise ValueError(
             f"The 'backend' parameter of set_config must be one of {accepted}; got {backend!r}."
         )

@@ -1,7 +1,9 @@
 """Registry of kernel backends (numpy reference, numba CPU, GPU slots).
 
-Kernels are pure functions on arrays with a NumPy twin each. The user guide page "When
-the GPU pays off" says how a backend is chosen.
+Kernels are pure functions on arrays with a NumPy twin each, grouped by what they compute
+(``masking``, ``permutation``, ``tree``, ``sketch``, ``lsspa``, ``rkhs``), each domain with
+one module per backend. The user guide page "When the GPU pays off" says how a backend is
+chosen.
 """
 
 from skshapley.backends._registry import (

@@ -1,8 +1,12 @@
-"""The backend registry: one frozen record per backend, kernels loaded lazily.
+"""The backend registry: one frozen record per backend, kernels loaded lazily, and the one
+policy of ``backend="auto"`` (:func:`choose_backend`).
 
-Callers use :func:`get_backend` and never import numba, numba.cuda or cupy themselves.
-A backend that cannot run reports why and never breaks
-``import skshapley``.
+Kernels live by what they compute, in the domains of :data:`DOMAINS`
+(``skshapley.backends.<domain>``), each with one module per backend: ``_numpy`` (the
+reference), ``_numba``, ``_numba_cuda`` and ``_cupy``. A backend's namespace gathers its
+module's kernels from every domain (:func:`compose_kernels`). Callers use
+:func:`get_backend` and never import numba, numba.cuda or cupy themselves. A backend that
+cannot run reports why and never breaks ``import skshapley``.
 """
 
 from __future__ import annotations
@@ -13,11 +17,36 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType, SimpleNamespace
 
-from skshapley._config import get_config
-from skshapley.backends import _numpy
+from skshapley._config import _accept_backend_name, get_config
+from skshapley.backends import lsspa, masking, permutation, rkhs, sketch, tree
 from skshapley.exceptions import BackendUnavailableError
 
-KERNEL_NAMES = _numpy.KERNELS
+# Each domain package lists its kernels (KERNELS); every backend provides all of them.
+DOMAINS = {"masking": masking, "permutation": permutation, "tree": tree, "sketch": sketch,
+           "lsspa": lsspa, "rkhs": rkhs}
+KERNEL_NAMES = tuple(name for package in DOMAINS.values() for name in package.KERNELS)
+DOMAIN_OF = {name: domain for domain, package in DOMAINS.items() for name in package.KERNELS}
+
+
+def compose_kernels(module):
+    """The kernels of every domain's ``module`` in one namespace.
+
+    Parameters
+    ----------
+    module : {"_numpy", "_numba", "_numba_cuda", "_cupy"}
+        The module of a backend in each domain package. Importing the GPU modules needs
+        no GPU (nothing is compiled or copied before a kernel runs).
+
+    Returns
+    -------
+    kernels : SimpleNamespace
+        An attribute per name of ``KERNEL_NAMES``.
+    """
+    kernels = {}
+    for package in DOMAINS.values():
+        source = importlib.import_module(f"{package.__name__}.{module}")
+        kernels.update((name, getattr(source, name)) for name in package.KERNELS)
+    return SimpleNamespace(**kernels)
 
 
 @dataclass(frozen=True)
@@ -103,30 +132,96 @@ _REGISTRY: dict[str, Backend] = {}
 
 def _add(backend: Backend) -> None:
     _REGISTRY[backend.name] = backend
+    _accept_backend_name(backend.name)  # config_context(backend=...) accepts it from now on
 
 
-_add(Backend("numpy", lambda: _numpy, _always_available))
-_add(
-    Backend(
-        "numba",
-        lambda: importlib.import_module("skshapley.backends._numba"),
-        _numba_reason,
-        extra=None,
-    )
-)
+_add(Backend("numpy", lambda: compose_kernels("_numpy"), _always_available))
+_add(Backend("numba", lambda: compose_kernels("_numba"), _numba_reason, extra=None))
 # Both GPU backends fill every kernel slot: TreeSHAP (issue 10) and the model-agnostic
-# kernels (issue 11; numba.cuda kernels, and for CuPy whole-array operations in
-# _array_twins.py). Background patterns are built on the CPU by both.
-_add(Backend("numba_cuda", lambda: importlib.import_module("skshapley.backends._numba_cuda"),
-             _numba_cuda_reason, extra="gpu"))
-_add(Backend("cupy", lambda: importlib.import_module("skshapley.backends._cupy"),
-             _cupy_reason, extra="gpu"))
+# kernels (issue 11; numba.cuda kernels, and for CuPy whole-array operations, each
+# domain's array twins). Background patterns are built on the CPU by both.
+_add(Backend("numba_cuda", lambda: compose_kernels("_numba_cuda"), _numba_cuda_reason,
+             extra="gpu"))
+_add(Backend("cupy", lambda: compose_kernels("_cupy"), _cupy_reason, extra="gpu"))
 
-# "auto" tries these in order, and a named backend that is missing raises instead of
-# falling back. The model-agnostic kernels are called with host arrays, and where a GPU
-# pays for the transfer has not been measured, so a GPU backend runs them only when asked
-# for by name; tree_shap has its own measured GPU threshold (skshapley.tree, GPU_MIN_WORK).
-_AUTO_ORDER = ("numba", "numpy")
+# -- backend="auto" ---------------------------------------------------------------------
+# The one policy: a call runs on the CPU, on the first of CPU_ORDER that can run here,
+# unless every kernel it needs is of a domain with a measured GPU threshold
+# (GPU_MIN_WORK_BY_DOMAIN) and the call's work reaches it; then on the first GPU backend of
+# GPU_ORDER that has those kernels. A backend named explicitly is used as it is, and one
+# that is missing raises instead of falling back. The model-agnostic kernels are called
+# with host arrays, and where a GPU pays for the transfer has not been measured, so a GPU
+# backend runs them only when asked for by name.
+CPU_ORDER = ("numba", "numpy")
+GPU_ORDER = ("cupy", "numba_cuda")
+# TreeSHAP moves to a GPU when the work is large enough to repay the copy and the first
+# call's compilation. Measured on the lent H100 (benchmarks/results/tree_gpu.md, 10,000
+# rows): at ~1e6 row x path elements the GPU and numba tie; at ~8e8 CuPy is 25-30x and
+# numba.cuda 14-16x faster than the CPU. Below 1e8 the CPU time is well under a second and
+# a GPU's first call (NVRTC or numba JIT, about a second) would not pay.
+GPU_MIN_WORK = 1e8  # rows x the ensemble's total path length
+GPU_MAX_PATH = 64  # the GPU tree kernels' longest supported path
+GPU_MIN_WORK_BY_DOMAIN = {"tree": GPU_MIN_WORK}
+
+
+def has_kernel(namespace, name):
+    """Whether ``namespace`` has kernel ``name`` (GPU slots that are not filled yet are
+    stubs that raise when called: ``missing_kernel``)."""
+    kernel = getattr(namespace, name, None)
+    return kernel is not None and not getattr(kernel, "is_missing", False)
+
+
+def choose_backend(requested, work=0.0, max_path=0, needed=(), available=None):
+    """The backend a call runs on, under the one policy of ``backend="auto"``.
+
+    Parameters
+    ----------
+    requested : str or None
+        The call's ``backend`` argument; None uses the configured one.
+    work : float, default=0.0
+        The call's work, in the unit of its domain's threshold (TreeSHAP: rows times the
+        ensemble's total path length).
+    max_path : int, default=0
+        Longest path (distinct features) of a TreeSHAP call.
+    needed : tuple of str, default=()
+        Kernels the call uses; their domains (``DOMAIN_OF``) decide whether a GPU may
+        run it.
+    available : dict, optional
+        Name -> kernel namespace of the GPU backends to consider. None: the registered
+        GPU backends that can run here, loaded only when the work reaches the threshold.
+
+    Returns
+    -------
+    name : str
+        ``requested`` unless it is "auto"; for "auto", the first GPU backend of
+        ``GPU_ORDER`` that has every needed kernel when every needed kernel's domain has a
+        GPU threshold that ``work`` reaches (and paths are at most ``GPU_MAX_PATH``), else
+        "auto", which :func:`get_backend` resolves to the first of ``CPU_ORDER`` that can
+        run here.
+
+    Examples
+    --------
+    >>> from skshapley.backends._registry import choose_backend
+    >>> choose_backend("numpy", work=1e12, needed=("tree_path_shap",))
+    'numpy'
+    >>> choose_backend("auto", work=10.0, needed=("tree_path_shap",))
+    'auto'
+    """
+    if requested is None:
+        requested = get_config()["backend"]
+    if requested != "auto" or not needed or max_path > GPU_MAX_PATH:
+        return requested
+    thresholds = [GPU_MIN_WORK_BY_DOMAIN.get(DOMAIN_OF.get(name)) for name in needed]
+    if None in thresholds or work < max(thresholds):
+        return requested
+    if available is None:
+        available = {name: get_backend(name) for name in GPU_ORDER
+                     if name in _REGISTRY and _REGISTRY[name].is_available()}
+    for name in GPU_ORDER:
+        namespace = available.get(name)
+        if namespace is not None and all(has_kernel(namespace, k) for k in needed):
+            return name
+    return requested
 
 
 def available_backends(verbose: bool = False):
@@ -196,7 +291,8 @@ def get_backend(name: str | None = None):
     ----------
     name : str, optional
         Backend name; ``None`` uses the configured one (:func:`skshapley.get_config`),
-        ``"auto"`` the fastest available.
+        ``"auto"`` the first of ``CPU_ORDER`` that can run here (a call whose work may
+        move to a GPU asks :func:`choose_backend` first).
 
     Returns
     -------
@@ -217,7 +313,7 @@ def get_backend(name: str | None = None):
     if name is None:
         name = get_config()["backend"]
     if name == "auto":
-        name = next(n for n in _AUTO_ORDER if _REGISTRY[n].is_available())
+        name = next(n for n in CPU_ORDER if _REGISTRY[n].is_available())
     if name not in _REGISTRY:
         raise ValueError(
             f"Unknown backend {name!r}; registered backends are {sorted(_REGISTRY)} "

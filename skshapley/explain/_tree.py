@@ -15,7 +15,7 @@ import weakref
 
 import numpy as np
 
-from skshapley.backends._tree_numpy import LIGHTGBM_ZERO_THRESHOLD, MISSING_NAN_OR_ZERO
+from skshapley.backends.tree._numpy import LIGHTGBM_ZERO_THRESHOLD, MISSING_NAN_OR_ZERO
 from skshapley.games import resolve_response_method
 from skshapley.tree import grouped_tree_shap, read_model, tree_shap
 

@@ -6,8 +6,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from skshapley._config import get_config
-from skshapley.backends import available_backends, get_backend
+from skshapley.backends import get_backend
+from skshapley.backends._registry import choose_backend, has_kernel
+from skshapley.backends.tree import PathArrays
+from skshapley.tree import _cache
 from skshapley.tree._ensemble import MAX_PATTERN_FEATURES, TreeEnsemble
 from skshapley.tree._readers import read_model
 from skshapley.utils import StrOptions, chunk_rows, validate_params
@@ -34,15 +36,6 @@ class TreeShapValues:
     interactions: np.ndarray | None
     feature_perturbation: str
     ensemble: TreeEnsemble
-
-
-def _ir_arrays(ensemble):
-    return (ensemble.path_ptr, ensemble.feature, ensemble.lower, ensemble.upper,
-            ensemble.missing_branch, ensemble.missing_mode)
-
-
-def _outputs(ensemble):
-    return ensemble.out_ptr, ensemble.out_index, ensemble.out_value
 
 
 def _check_X(X, ensemble, name="X"):
@@ -73,72 +66,17 @@ def _check_X(X, ensemble, name="X"):
     return X
 
 
-# backend="auto" moves TreeSHAP to a GPU when the work is large enough to repay the copy
-# and the first call's compilation. Measured on the lent H100
-# (benchmarks/results/tree_gpu.md, 10,000 rows): at ~1e6 row x path elements the GPU and
-# numba tie; at ~8e8 CuPy is 25-30x and numba.cuda 14-16x faster than the CPU. Below
-# 1e8 the CPU time is well under a second and a GPU's first call (NVRTC or numba JIT,
-# about a second) would not pay.
-GPU_MIN_WORK = 1e8
-GPU_MAX_PATH = 64  # the GPU kernels' longest supported path
-
-
-def choose_tree_backend(requested, work, max_path, needed, available):
-    """The backend name TreeSHAP runs on.
-
-    Parameters
-    ----------
-    requested : str or None
-        The ``backend`` argument, or the configured backend when it is None.
-    work : float
-        Rows times the ensemble's total path length.
-    max_path : int
-        Longest path (distinct features).
-    needed : tuple of str
-        Kernels the call uses.
-    available : dict
-        Name -> kernel namespace of the available GPU backends.
-
-    Returns
-    -------
-    name : str
-        ``requested`` unless it is "auto"; for "auto", the first GPU backend that has every
-        needed kernel when the work is large enough, else "auto" (the CPU order).
-    """
-    if requested != "auto" or work < GPU_MIN_WORK or max_path > GPU_MAX_PATH:
-        return requested
-    for name in ("cupy", "numba_cuda"):
-        namespace = available.get(name)
-        if namespace is not None and all(_has_kernel(namespace, k) for k in needed):
-            return name
-    return requested
-
-
-def _has_kernel(namespace, name):
-    # GPU slots that are not filled yet are stubs that raise when called (missing_kernel)
-    kernel = getattr(namespace, name, None)
-    return kernel is not None and not getattr(kernel, "is_missing", False)
-
-
 def _resolve_backend(backend, ensemble, n_rows, needed):
-    requested = get_config()["backend"] if backend is None else backend
-    if requested != "auto":
-        return get_backend(requested)
+    # backend="auto" may move a large call to a GPU: the registry's one policy decides
+    # (skshapley.backends._registry.choose_backend), from rows x total path length
     work = float(n_rows) * float(len(ensemble.feature))
-    gpus = {}
-    if work >= GPU_MIN_WORK:
-        for name in ("cupy", "numba_cuda"):
-            if name in available_backends():
-                gpus[name] = get_backend(name)
-    return get_backend(choose_tree_backend("auto", work, ensemble.max_path_length, needed,
-                                           gpus))
+    return get_backend(choose_backend(backend, work, ensemble.max_path_length, needed))
 
 
 def path_dependent_shap(ensemble, X, kernels):
     n_rows = X.shape[0]
     out = np.zeros((n_rows, ensemble.n_outputs, ensemble.n_features))
-    kernels.tree_path_shap(X, *_ir_arrays(ensemble), ensemble.zero_fraction,
-                           *_outputs(ensemble), out)
+    kernels.tree_path_shap(X, ensemble.path_arrays(), out)
     base = np.broadcast_to(ensemble.expected_value, (n_rows, ensemble.n_outputs)).copy()
     return out, base
 
@@ -146,8 +84,7 @@ def path_dependent_shap(ensemble, X, kernels):
 def path_dependent_interactions(ensemble, X, kernels):
     n_rows, d = X.shape[0], ensemble.n_features
     out = np.zeros((n_rows, ensemble.n_outputs, d, d))
-    kernels.tree_path_interactions(X, *_ir_arrays(ensemble), ensemble.zero_fraction,
-                                   *_outputs(ensemble), out)
+    kernels.tree_path_interactions(X, ensemble.path_arrays(), out)
     return out
 
 
@@ -184,15 +121,15 @@ def path_range_size(n_paths, n_background):
 
 
 def _path_range(ensemble, first, stop):
-    """The IR and output arrays of paths ``first:stop``, pointers rebased to 0."""
+    """The ``PathArrays`` of paths ``first:stop``, pointers rebased to 0."""
     e0, e1 = ensemble.path_ptr[first], ensemble.path_ptr[stop]
     o0, o1 = ensemble.out_ptr[first], ensemble.out_ptr[stop]
-    ir = (ensemble.path_ptr[first:stop + 1] - e0, ensemble.feature[e0:e1],
-          ensemble.lower[e0:e1], ensemble.upper[e0:e1], ensemble.missing_branch[e0:e1],
-          ensemble.missing_mode[e0:e1])
-    outputs = (ensemble.out_ptr[first:stop + 1] - o0, ensemble.out_index[o0:o1],
-               ensemble.out_value[o0:o1])
-    return ir, outputs
+    return PathArrays(
+        ensemble.path_ptr[first:stop + 1] - e0, ensemble.feature[e0:e1],
+        ensemble.lower[e0:e1], ensemble.upper[e0:e1], ensemble.missing_branch[e0:e1],
+        ensemble.missing_mode[e0:e1], ensemble.zero_fraction[e0:e1],
+        ensemble.out_ptr[first:stop + 1] - o0, ensemble.out_index[o0:o1],
+        ensemble.out_value[o0:o1])
 
 
 def interventional_shap(ensemble, X, background, kernels):
@@ -205,9 +142,10 @@ def interventional_shap(ensemble, X, background, kernels):
     n_background = background.shape[0]
     out = np.zeros((X.shape[0], ensemble.n_outputs, ensemble.n_features))
     if (X.shape[0] < WALK_ROWS and ensemble.nodes is not None
-            and _has_kernel(kernels, "tree_interventional_walk")):
+            and has_kernel(kernels, "tree_interventional_walk")):
         base = np.zeros(ensemble.n_outputs)
-        kernels.tree_interventional_walk(X, background, *ensemble.nodes.arrays(), out, base)
+        kernels.tree_interventional_walk(X, background, ensemble.nodes.arrays(), out, base,
+                                         cache=_cache.walk_cache())
         base += ensemble.offset
         return out, np.broadcast_to(base, (X.shape[0], ensemble.n_outputs)).copy()
     reached = 0.0
@@ -227,7 +165,7 @@ def interventional_shap(ensemble, X, background, kernels):
     count_buffer = np.empty(paths * step)
     for first_path in range(0, ensemble.n_paths, paths):
         stop = min(ensemble.n_paths, first_path + paths)
-        ir, outputs = _path_range(ensemble, first_path, stop)
+        paths_in_range = _path_range(ensemble, first_path, stop)
         for first in range(0, n_background, step):
             chunk = background[first:first + step]
             shape = (stop - first_path, chunk.shape[0])
@@ -237,10 +175,10 @@ def interventional_shap(ensemble, X, background, kernels):
             # rows reaching each leaf, read off the patterns: the base value needs no
             # prediction pass over the background (most of the cost at a few rows)
             leaf_reached = np.zeros(shape[0])
-            kernels.tree_background_patterns(chunk, *ir, patterns, counts, n_distinct,
-                                             rows=rows, reached=leaf_reached)
+            kernels.tree_background_patterns(chunk, paths_in_range, patterns, counts,
+                                             n_distinct, rows=rows, reached=leaf_reached)
             kernels.tree_interventional_shap(X, patterns, counts, n_distinct, n_background,
-                                             *ir, *outputs, out)
+                                             paths_in_range, out)
             reached = reached + leaf_reached @ leaf_values[first_path:stop]
     base_value = reached / n_background + ensemble.offset
     return out, np.broadcast_to(base_value, (X.shape[0], ensemble.n_outputs)).copy()
@@ -288,8 +226,9 @@ def tree_shap(model, X, *, background=None, feature_perturbation="auto", interac
     backend : str, optional
         Kernel backend (see :func:`skshapley.backends.available_backends`); None uses the
         configured one. Under "auto" a GPU backend (CuPy, then numba.cuda) runs the call
-        when rows x total path length is at least ``GPU_MIN_WORK`` (1e8, measured) and
-        the backend has the kernels the call needs; otherwise numba.
+        when rows x total path length is at least ``GPU_MIN_WORK`` (1e8, measured; the
+        policy is ``skshapley.backends._registry.choose_backend``) and the backend has the
+        kernels the call needs; otherwise numba.
 
     Returns
     -------

@@ -17,7 +17,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from skshapley.backends._tree_numpy import (  # noqa: F401  (re-exported for readers)
+from skshapley.backends.tree import NodeArrays, PathArrays
+from skshapley.backends.tree._numpy import (  # noqa: F401  (re-exported for readers)
     CATEGORY_SET,
     MISSING_NAN,
     MISSING_NAN_OR_ZERO,
@@ -114,12 +115,12 @@ class TreeNodes:
     max_depth: int
     max_children: int
 
-    def arrays(self):
-        """The arrays (and sizes) in the order the walking kernels take them."""
-        return (self.tree_root, self.child_ptr, self.child, self.feature, self.edge_ptr,
-                self.edge_lower, self.edge_upper, self.missing_branch, self.missing_mode,
-                self.value_ptr, self.value_index, self.value, self.max_depth,
-                self.max_children)
+    def arrays(self) -> NodeArrays:
+        """The arrays (and sizes) as the walking kernels take them: one ``NodeArrays``."""
+        return NodeArrays(self.tree_root, self.child_ptr, self.child, self.feature,
+                          self.edge_ptr, self.edge_lower, self.edge_upper,
+                          self.missing_branch, self.missing_mode, self.value_ptr,
+                          self.value_index, self.value, self.max_depth, self.max_children)
 
 
 def _csr(counts):
@@ -183,7 +184,7 @@ class TreeEnsemble:
         1 if a missing value satisfies the element.
     missing_mode : uint8 (n_elements,)
         ``MISSING_NAN``, ``MISSING_NAN_OR_ZERO`` or ``CATEGORY_SET`` (NaN is missing;
-        see ``skshapley.backends._tree_numpy``).
+        see ``skshapley.backends.tree._numpy``).
     zero_fraction : float64 (n_elements,)
         Product of cover ratios c_child / c_parent of the merged edges (TreeSHAP's
         "zero fraction" z).
@@ -234,6 +235,12 @@ class TreeEnsemble:
     @property
     def n_paths(self) -> int:
         return len(self.path_ptr) - 1
+
+    def path_arrays(self) -> PathArrays:
+        """The paths as the path kernels take them: one ``PathArrays``."""
+        return PathArrays(self.path_ptr, self.feature, self.lower, self.upper,
+                          self.missing_branch, self.missing_mode, self.zero_fraction,
+                          self.out_ptr, self.out_index, self.out_value)
 
     @property
     def path_lengths(self) -> np.ndarray:

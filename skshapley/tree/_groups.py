@@ -42,12 +42,13 @@ from numbers import Real
 
 import numpy as np
 
-from skshapley.backends._tree_numpy import MISSING_NAN, elements_satisfied
+from skshapley.backends._registry import has_kernel
+from skshapley.backends.tree._numpy import MISSING_NAN, elements_satisfied
+from skshapley.tree import _cache
 from skshapley.tree._api import (
     WALK_ROWS,
     TreeShapValues,
     _check_X,
-    _has_kernel,
     _resolve_backend,
     interventional_shap,
     path_dependent_interactions,
@@ -425,11 +426,12 @@ def grouped_tree_shap(grouped, X, *, background=None,
     kernels = _resolve_backend(backend, grouped.ensemble, X.shape[0], needed)
     n_rows, k = X.shape[0], source.n_outputs
     if (interventional and n_rows < WALK_ROWS and source.nodes is not None
-            and _has_kernel(kernels, "tree_interventional_walk")):
+            and has_kernel(kernels, "tree_interventional_walk")):
         # few rows: the walk over the model's own trees, with a side per group
         out, base = np.zeros((n_rows, k, n_groups)), np.zeros(k)
-        kernels.tree_interventional_walk(X, background, *source.nodes.arrays(), out, base,
-                                         player=grouped.player[:source.n_features])
+        kernels.tree_interventional_walk(X, background, source.nodes.arrays(), out, base,
+                                         player=grouped.player[:source.n_features],
+                                         cache=_cache.walk_cache())
         return TreeShapValues(
             values=np.moveaxis(out, 1, -1),
             base_values=np.broadcast_to(base + source.offset, (n_rows, k)).copy(),

@@ -182,19 +182,31 @@ def fake_cupy(source):
     return fake
 
 
+def cupy_sources():
+    """The CUDA C++ of every domain's CuPy module (tree, permutation and sketch kernels),
+    as one source: what a stand-in compiles."""
+    from skshapley.backends.permutation import _cupy as permutation
+    from skshapley.backends.sketch import _cupy as sketch
+    from skshapley.backends.tree import _cupy as tree
+
+    return "\n".join((tree.SOURCE, permutation.SOURCE, sketch.SOURCE))
+
+
 def use_stand_in(monkeypatch, stand_in):
-    """Point the CuPy backend module at ``stand_in`` for one test, with its kernel module,
-    twins and layout caches reset; returns the backend module."""
+    """Point the CuPy backend's modules at ``stand_in`` for one test, with their compiled
+    modules, twins and layout caches reset; returns the backend's kernel namespace."""
     import sys
 
-    from skshapley.backends import _cupy
-    from skshapley.backends._gpu_common import LayoutCache
+    from skshapley.backends import _cupy_runtime
+    from skshapley.backends._registry import compose_kernels
+    from skshapley.backends.tree import _cupy as tree_cupy
+    from skshapley.backends.tree._layout import LayoutCache
 
     monkeypatch.setitem(sys.modules, "cupy", stand_in)
     cupyx = types.ModuleType("cupyx")  # NumPy's linalg raises anyway
     cupyx.errstate = lambda **kwargs: contextlib.nullcontext()
     monkeypatch.setitem(sys.modules, "cupyx", cupyx)
-    monkeypatch.setattr(_cupy, "_MODULE", None)
-    monkeypatch.setattr(_cupy, "_TWINS", None)
-    monkeypatch.setattr(_cupy, "_CACHE", LayoutCache())
-    return _cupy
+    monkeypatch.setattr(_cupy_runtime, "_MODULES", {})
+    monkeypatch.setattr(_cupy_runtime, "_BOUND", {})
+    monkeypatch.setattr(tree_cupy, "_CACHE", LayoutCache())
+    return compose_kernels("_cupy")

@@ -8,12 +8,17 @@ same kernels at full size.
 
 import numpy as np
 import pytest
+from numba import cuda
 
-from skshapley.backends import _numba_cuda as CUDA
-from skshapley.backends import _numpy as NUMPY
+from skshapley.backends._registry import compose_kernels
+from skshapley.backends.sketch._numpy import N_MOMENT_FIELDS
+from skshapley.backends.tree import PathArrays
+
+CUDA = compose_kernels("_numba_cuda")
+NUMPY = compose_kernels("_numpy")
 
 pytestmark = pytest.mark.skipif(
-    not CUDA.cuda.is_available(), reason="needs numba's CUDA simulator or a GPU")
+    not cuda.is_available(), reason="needs numba's CUDA simulator or a GPU")
 
 
 @pytest.fixture
@@ -65,15 +70,15 @@ def test_moment_chunk_and_arcsinh(rng):
     x[1, 1::5] = 0.0
     w = rng.random(300)
     w[::11] = 0.0
-    shape = (2, NUMPY.N_MOMENT_FIELDS + 6)
+    shape = (2, N_MOMENT_FIELDS + 6)
     got = CUDA.moment_chunk(x, w, 6, np.empty(shape))
     expected = NUMPY.moment_chunk(x, w, 6, np.empty(shape))
     np.testing.assert_array_equal(got[:, [2, 3, 4, 8, 9]], expected[:, [2, 3, 4, 8, 9]])
-    np.testing.assert_allclose(got[:, :NUMPY.N_MOMENT_FIELDS], expected[:, :NUMPY.N_MOMENT_FIELDS],
+    np.testing.assert_allclose(got[:, :N_MOMENT_FIELDS], expected[:, :N_MOMENT_FIELDS],
                                rtol=1e-12)
     scale = np.maximum(expected[:, :1], 1)
-    np.testing.assert_allclose(got[:, NUMPY.N_MOMENT_FIELDS:] / scale,
-                               expected[:, NUMPY.N_MOMENT_FIELDS:] / scale, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got[:, N_MOMENT_FIELDS:] / scale,
+                               expected[:, N_MOMENT_FIELDS:] / scale, rtol=0, atol=1e-12)
     values = np.array([0.0, -0.0, 1e-300, -1e-20, 0.3, -2.0, 1e200, -1.7e308, np.nan])
     np.testing.assert_allclose(CUDA.arcsinh(values, np.empty_like(values)),
                                NUMPY.arcsinh(values, np.empty_like(values)), rtol=1e-15)
@@ -136,12 +141,12 @@ def test_category_set_elements(rng):
 
     rows, ensemble = categorical_classifier(rng)
     rows = rows[:6]
-    arrays = (ensemble.path_ptr, ensemble.feature, ensemble.lower, ensemble.upper,
-              ensemble.missing_branch, ensemble.missing_mode, ensemble.zero_fraction,
-              ensemble.out_ptr, ensemble.out_index, ensemble.out_value)
+    arrays = PathArrays(ensemble.path_ptr, ensemble.feature, ensemble.lower, ensemble.upper,
+                        ensemble.missing_branch, ensemble.missing_mode, ensemble.zero_fraction,
+                        ensemble.out_ptr, ensemble.out_index, ensemble.out_value)
     shape = (len(rows), ensemble.n_outputs, 4, 4)
-    np.testing.assert_allclose(CUDA.tree_path_interactions(rows, *arrays, np.zeros(shape)),
-                               NUMPY.tree_path_interactions(rows, *arrays, np.zeros(shape)),
+    np.testing.assert_allclose(CUDA.tree_path_interactions(rows, arrays, np.zeros(shape)),
+                               NUMPY.tree_path_interactions(rows, arrays, np.zeros(shape)),
                                rtol=1e-12, atol=1e-12)
     expected, base = interventional_shap(ensemble, rows, rows[::-1], NUMPY)
     got, got_base = interventional_shap(ensemble, rows, rows[::-1], CUDA)
@@ -171,7 +176,7 @@ def test_path_dependent_interactions(rng):
     # the kernel itself (tree_shap would also run the warp kernel, which needs shuffles)
     from sklearn.ensemble import HistGradientBoostingRegressor
 
-    from skshapley.backends._tree_numpy import tree_path_shap
+    from skshapley.backends.tree._numpy import tree_path_shap
     from skshapley.tree import read_model
 
     X = rng.normal(size=(80, 4))
@@ -179,16 +184,16 @@ def test_path_dependent_interactions(rng):
     y = X[:, 0] * np.nan_to_num(X[:, 1]) + X[:, 2]
     model = HistGradientBoostingRegressor(max_iter=3, max_depth=3, random_state=0).fit(X, y)
     ensemble = read_model(model)
-    arrays = (ensemble.path_ptr, ensemble.feature, ensemble.lower, ensemble.upper,
-              ensemble.missing_branch, ensemble.missing_mode, ensemble.zero_fraction,
-              ensemble.out_ptr, ensemble.out_index, ensemble.out_value)
+    arrays = PathArrays(ensemble.path_ptr, ensemble.feature, ensemble.lower, ensemble.upper,
+                        ensemble.missing_branch, ensemble.missing_mode, ensemble.zero_fraction,
+                        ensemble.out_ptr, ensemble.out_index, ensemble.out_value)
     rows = X[:3]
     shape = (3, ensemble.n_outputs, 4, 4)
-    expected = NUMPY.tree_path_interactions(rows, *arrays, np.zeros(shape))
-    got = CUDA.tree_path_interactions(rows, *arrays, np.zeros(shape))
+    expected = NUMPY.tree_path_interactions(rows, arrays, np.zeros(shape))
+    got = CUDA.tree_path_interactions(rows, arrays, np.zeros(shape))
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
     # rows of the interaction matrix sum to the SHAP values
-    values = tree_path_shap(rows, *arrays, np.zeros((3, ensemble.n_outputs, 4)))
+    values = tree_path_shap(rows, arrays, np.zeros((3, ensemble.n_outputs, 4)))
     np.testing.assert_allclose(got.sum(axis=-1), values, atol=1e-12)
 
 

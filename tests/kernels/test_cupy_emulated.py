@@ -7,10 +7,10 @@ the dtype its kernel parameter reads."""
 
 import numpy as np
 import pytest
-from cuda_cpp_emulator import compiler_available, fake_cupy, use_stand_in
+from cuda_cpp_emulator import compiler_available, cupy_sources, fake_cupy, use_stand_in
 
-from skshapley.backends import _cupy
-from skshapley.backends import _numpy as NUMPY
+from skshapley.backends.tree import PathArrays, _cupy
+from skshapley.backends.tree import _numpy as NUMPY
 from skshapley.tree import read_model
 from skshapley.tree._api import interventional_shap, path_dependent_interactions
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.skipif(not compiler_available(), reason="no C++ compile
 
 @pytest.fixture(scope="module")
 def stand_in():
-    return fake_cupy(_cupy._SOURCE)
+    return fake_cupy(cupy_sources())
 
 
 @pytest.fixture
@@ -57,8 +57,8 @@ def test_warp_kernel(emulated, rng, packing, monkeypatch):
     X, ensemble = _classifier(rng)
     rows = ensemble.prepare(X[:9])
     expected, _ = path_dependent_shap(ensemble, rows, NUMPY)
-    cache_get = emulated._CACHE.get
-    monkeypatch.setattr(emulated._CACHE, "get",
+    cache_get = _cupy._CACHE.get
+    monkeypatch.setattr(_cupy._CACHE, "get",
                         lambda *args, **kwargs: cache_get(*args, packing=packing))
     got, _ = path_dependent_shap(ensemble, rows, emulated)
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-13)
@@ -70,14 +70,14 @@ def test_long_path_kernel_on_every_path(emulated, rng):
     # holds for any length, so run it on all paths of a model against the twin
     X, ensemble = _classifier(rng)
     rows = np.ascontiguousarray(X[:5])
-    ir = (ensemble.path_ptr, ensemble.feature, ensemble.lower, ensemble.upper,
-          ensemble.missing_branch, ensemble.missing_mode, ensemble.zero_fraction,
-          ensemble.out_ptr, ensemble.out_index, ensemble.out_value)
-    expected = NUMPY.tree_path_shap(rows, *ir, np.zeros((5, 3, 5)))
-    device = emulated._CACHE.get(np, *ir)
+    ir = PathArrays(ensemble.path_ptr, ensemble.feature, ensemble.lower, ensemble.upper,
+                    ensemble.missing_branch, ensemble.missing_mode, ensemble.zero_fraction,
+                    ensemble.out_ptr, ensemble.out_index, ensemble.out_value)
+    expected = NUMPY.tree_path_shap(rows, ir, np.zeros((5, 3, 5)))
+    device = _cupy._CACHE.get(np, ir)
     paths = np.arange(ensemble.n_paths, dtype=np.int64)
     got = np.zeros((5, 3, 5))
-    emulated._module().get_function("tree_shap_long")(
+    _cupy._module().get_function("tree_shap_long")(
         (-(-5 * len(paths) // 256),), (256,),
         (rows, np.int64(5), np.int32(5), paths, np.int64(len(paths)), device["path_ptr"],
          device["ir_feature"], device["ir_lower"], device["ir_upper"],

@@ -8,8 +8,10 @@ import re
 import textwrap
 
 import pytest
+from cuda_cpp_emulator import cupy_sources
 
-from skshapley.backends import _array_twins, _cupy, _numpy
+from skshapley.backends import _array_twins
+from skshapley.backends.rkhs import _numpy
 
 cupy = pytest.importorskip("cupy")
 
@@ -26,13 +28,13 @@ def _nvrtc_or_skip():
 
 def test_cuda_sources_compile():
     nvrtc = _nvrtc_or_skip()
-    program = nvrtc.createProgram(_cupy._SOURCE, "skshapley.cu", [], [])
+    program = nvrtc.createProgram(cupy_sources(), "skshapley.cu", [], [])
     try:
         nvrtc.compileProgram(program, ["-arch=compute_70", "-std=c++17"])
     except nvrtc.NVRTCError:
         pytest.fail(nvrtc.getProgramLog(program))
     ptx = nvrtc.getPTX(program).decode()
-    kernels = re.findall(r'extern "C" __global__ void (\w+)\(', _cupy._SOURCE)
+    kernels = re.findall(r'extern "C" __global__ void (\w+)\(', cupy_sources())
     assert {"tree_shap_warp", "tree_interactions", "philox_images", "moment_powers"} <= set(
         kernels)
     for kernel in kernels:

@@ -48,13 +48,11 @@ def _array_twins_on_numpy():
 
 @pytest.fixture(scope="module")
 def cupy_stand_in():
-    from cuda_cpp_emulator import compiler_available, fake_cupy
-
-    from skshapley.backends import _cupy
+    from cuda_cpp_emulator import compiler_available, cupy_sources, fake_cupy
 
     if not compiler_available():
         pytest.skip("no C++ compiler for the CuPy stand-in")
-    return fake_cupy(_cupy._SOURCE)
+    return fake_cupy(cupy_sources())
 
 
 @pytest.fixture(params=[*OTHERS, "array_twins", "cupy_emulated"])
@@ -178,7 +176,7 @@ def test_philox_orders(backend, n, d, start):
 @pytest.mark.parametrize("d, n, order", [(1, 1, 2), (3, 257, 10), (20, 20_000, 15)])
 def test_moment_chunk(backend, rng, d, n, order):
     # the last case is above PARALLEL_MIN_ELEMENTS, so the prange build runs too
-    from skshapley.backends._numpy import N_MOMENT_FIELDS
+    from skshapley.backends.sketch._numpy import N_MOMENT_FIELDS
 
     x = rng.normal(1000.0, 1.0, size=(d, n))
     x[0, :: 7] = np.nan  # NaN skipped and counted

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from skshapley.backends._tree_numpy import CATEGORY_SET
+from skshapley.backends.tree._numpy import CATEGORY_SET
 from skshapley.tree import read_model
 
 

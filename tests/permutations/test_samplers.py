@@ -151,7 +151,7 @@ def test_every_sampler_is_efficient_gives_dummies_zero_and_converges(name):
 
 def test_philox_matches_the_reference_vectors():
     """§2.8 test vectors (b_min = 8, 24 rounds)."""
-    from skshapley.backends import _numpy as reference
+    from skshapley.backends.permutation import _numpy as reference
 
     keys = reference.philox_keys(0, [0])
     assert [int(k) for k in keys[0, :3]] == [0x7B1DCDAF, 0xA1B965F4, 0x8009454F]
@@ -171,7 +171,7 @@ def test_philox_matches_the_reference_vectors():
 
 @pytest.mark.parametrize("n_bits", range(1, 17))
 def test_philox_is_a_bijection_of_the_padded_domain(n_bits):
-    from skshapley.backends import _numpy as reference
+    from skshapley.backends.permutation import _numpy as reference
 
     domain = np.arange(1 << n_bits, dtype=np.uint64)[None]
     images = reference.philox_bijection(domain, reference.philox_keys(99, [3]), n_bits)
@@ -187,7 +187,7 @@ def test_philox_random_access():
 def test_philox_needs_its_rounds():
     # Why 24 rounds (§2.8): with 4 the keyed bijection is far from uniform on d = 5 (the
     # chi-square test rejects by a factor of 20), with 24 it passes on the same stream.
-    from skshapley.backends._numpy import philox_orders
+    from skshapley.backends.permutation._numpy import philox_orders
     from skshapley.permutations import chi2_uniformity_test
 
     out = np.empty((60_000, 5), dtype=np.int64)

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skshapley.backends._gpu_layout import warp_layout
+from skshapley.backends.tree._layout import warp_layout
 from skshapley.tree import pack_paths, read_model
 
 sizes_strategy = st.lists(st.integers(1, 32), min_size=0, max_size=300)

@@ -185,7 +185,7 @@ def test_interventional_in_path_ranges_and_without_the_index(backend, monkeypatc
     # background chunks of 5 rows), many rows (no pruning) and an index over its budget
     # (no pruning) must all give the same values and base values.
     from skshapley import config_context
-    from skshapley.backends import _tree_numba
+    from skshapley.backends.tree import _numba_index
     from skshapley.tree import _api
 
     X, ensemble = _three_class_ensemble(seed=5, max_iter=6)
@@ -199,7 +199,7 @@ def test_interventional_in_path_ranges_and_without_the_index(backend, monkeypatc
     assert _api.path_range_size(ensemble.n_paths, 23) == 7
     with config_context(working_memory=5 * _api.PATTERN_BYTES * 7 / 2**20):
         ranged = tree_shap(ensemble, X[:4], background=background, backend=backend)
-    monkeypatch.setattr(_tree_numba, "INDEX_BYTES", 0)
+    monkeypatch.setattr(_numba_index, "INDEX_BYTES", 0)
     unindexed = tree_shap(ensemble, X[:4], background=background, backend=backend)
     for result in (ranged, unindexed):
         _assert_same_values(result, few, ensemble, X[:4])
@@ -351,8 +351,9 @@ def test_background_patterns_match_the_reference(n_background, n_rows):
     # twice the background) go through the hash table; both must give the sorted distinct
     # patterns and their counts of the NumPy twin, also when the background rows that
     # cannot matter to a few rows are left out
-    from skshapley.backends import _numpy, get_backend
-    from skshapley.backends._tree_numpy import elements_satisfied
+    from skshapley.backends import get_backend
+    from skshapley.backends.tree import _numpy
+    from skshapley.backends.tree._numpy import elements_satisfied
 
     rng = np.random.default_rng(n_background)
     X = rng.normal(size=(3000, 12))
@@ -362,15 +363,14 @@ def test_background_patterns_match_the_reference(n_background, n_rows):
                                               random_state=0).fit(X, y))
     assert np.diff(ensemble.path_ptr).max() > 9  # the hash branch runs at every size
     background = ensemble.prepare(X[rng.integers(0, 3000, n_background)])
-    arrays = (ensemble.path_ptr, ensemble.feature, ensemble.lower, ensemble.upper,
-              ensemble.missing_branch, ensemble.missing_mode)
+    arrays = ensemble.path_arrays()
     rows = ensemble.prepare(X[rng.integers(0, 3000, n_rows)]) if n_rows else None
     results = []
     for kernels in (_numpy, get_backend("numba")):
         out = (np.zeros((ensemble.n_paths, n_background), np.uint64),
                np.zeros((ensemble.n_paths, n_background)), np.zeros(ensemble.n_paths, np.int64))
         reached = np.full(ensemble.n_paths, -1.0)
-        results.append((*kernels.tree_background_patterns(background, *arrays, *out,
+        results.append((*kernels.tree_background_patterns(background, arrays, *out,
                                                           rows=rows, reached=reached),
                         reached))
     for expected, got in zip(*results, strict=True):
@@ -495,7 +495,7 @@ def test_categorical_sets_are_one_element_per_feature():
     # sets of codes below SET_CODES are held as one element: one path per leaf
     xgboost = pytest.importorskip("xgboost")
     pd = pytest.importorskip("pandas")
-    from skshapley.backends._tree_numpy import CATEGORY_SET
+    from skshapley.backends.tree._numpy import CATEGORY_SET
 
     model, _, _ = _categorical_xgboost(xgboost, pd, one_hot=False)
     ensemble = read_model(model)
@@ -512,7 +512,7 @@ def test_categorical_sets_beyond_the_bitset_split_paths():
     # codes past SET_CODES: a split's set becomes one path per interval, still exact
     xgboost = pytest.importorskip("xgboost")
     pd = pytest.importorskip("pandas")
-    from skshapley.backends._tree_numpy import SET_CODES
+    from skshapley.backends.tree._numpy import SET_CODES
 
     rng = np.random.default_rng(5)
     n = 3000
@@ -538,7 +538,7 @@ def test_categorical_sets_beyond_the_bitset_split_paths():
 
 
 def test_category_set_words_hold_the_atoms():
-    from skshapley.backends._tree_numpy import (
+    from skshapley.backends.tree._numpy import (
         CATEGORY_SET,
         SET_CODES,
         category_set_words,
@@ -641,7 +641,8 @@ def test_auto_backend_policy_moves_large_work_to_a_gpu():
     from types import SimpleNamespace
 
     from skshapley.backends._gpu_common import missing_kernel
-    from skshapley.tree._api import GPU_MIN_WORK, choose_tree_backend
+    from skshapley.backends._registry import GPU_MIN_WORK
+    from skshapley.backends._registry import choose_backend as choose_tree_backend
 
     def kernel(*args):
         return None
@@ -955,8 +956,8 @@ def test_interventional_walk_matches_the_pattern_tables(case, n_background, monk
     # Few rows walk the trees with sets of background rows (one and several 64-bit
     # words); the values and base values must be those of the pattern tables, on both
     # backends, also with the background in chunks of 64 rows (index over its budget).
-    from skshapley.backends import _tree_numba
-    from skshapley.tree import _api
+    from skshapley.backends.tree import _numba_index
+    from skshapley.tree import _api, _cache
 
     ensemble, X = _walk_case(case)
     rng = np.random.default_rng(n_background)
@@ -965,14 +966,14 @@ def test_interventional_walk_matches_the_pattern_tables(case, n_background, monk
     monkeypatch.setattr(_api, "WALK_ROWS", 0)
     tables = tree_shap(ensemble, rows, background=background, backend="numba")
     monkeypatch.setattr(_api, "WALK_ROWS", 4)
-    _tree_numba.forget_background()
+    _cache.forget_background()
     for backend in ("numba", "numpy"):
         _assert_same_values(tree_shap(ensemble, rows, background=background, backend=backend),
                             tables, ensemble, rows)
-    assert _tree_numba._PREPARED.last is not None  # the walk ran
+    assert _cache._PREPARED.last is not None  # the walk ran
     if n_background > 64:
-        monkeypatch.setattr(_tree_numba, "INDEX_BYTES", 0)
-        assert _tree_numba.walk_chunk_rows(ensemble.n_features, n_background) == 64
+        monkeypatch.setattr(_numba_index, "INDEX_BYTES", 0)
+        assert _numba_index.walk_chunk_rows(ensemble.n_features, n_background) == 64
         _assert_same_values(tree_shap(ensemble, rows, background=background, backend="numba"),
                             tables, ensemble, rows)
 
@@ -980,19 +981,19 @@ def test_interventional_walk_matches_the_pattern_tables(case, n_background, monk
 def test_interventional_walk_keeps_the_last_background_only_while_it_is_the_same():
     # the walk keeps the edges' row sets of the last background for the next call; an
     # equal background (a new array) reuses them, a changed value or other trees do not
-    from skshapley.backends import _tree_numba
+    from skshapley.tree import _cache
 
     X, ensemble = _three_class_ensemble(seed=16, max_iter=4)
     background, rows = X[:30].copy(), X[40:42]
     first = tree_shap(ensemble, rows, background=background, backend="numba")
-    prepared = _tree_numba._PREPARED.last
+    prepared = _cache._PREPARED.last
     again = tree_shap(ensemble, rows, background=background.copy(), backend="numba")
-    assert _tree_numba._PREPARED.last is prepared
+    assert _cache._PREPARED.last is prepared
     assert np.array_equal(again.values, first.values)
     changed = background.copy()
     changed[3, 2] = 1.0 if np.isnan(changed[3, 2]) else changed[3, 2] + 1.0
     moved = tree_shap(ensemble, rows, background=changed, backend="numba")
-    assert _tree_numba._PREPARED.last is not prepared
+    assert _cache._PREPARED.last is not prepared
     _assert_same_values(moved, tree_shap(ensemble, rows, background=changed,
                                          backend="numpy"), ensemble, rows)
     other = read_model(HistGradientBoostingClassifier(max_iter=3, random_state=1).fit(

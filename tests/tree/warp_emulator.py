@@ -5,8 +5,8 @@ packed layout, so it checks packing, group bookkeeping and the shuffle formulas.
 
 import numpy as np
 
-from skshapley.backends._gpu_layout import warp_layout
-from skshapley.backends._tree_numpy import elements_satisfied
+from skshapley.backends.tree._layout import warp_layout
+from skshapley.backends.tree._numpy import elements_satisfied
 
 
 def _satisfied(x, layout, lanes):

@@ -1,5 +1,5 @@
-"""CuPy backend: the GPUTreeShap warp kernel (Mitchell, Frank & Holmes 2022, Sec. 3.4) as
-CUDA C++ in a ``RawModule``.
+"""CuPy kernels of exact TreeSHAP: the GPUTreeShap warp kernel (Mitchell, Frank & Holmes
+2022, Sec. 3.4) as CUDA C++ in a ``RawModule``.
 
 One warp handles one packed bin (paths as groups of contiguous lanes) for a block of
 rows; a lane owns one path element and one permutation weight; extend and the unwound
@@ -7,15 +7,11 @@ sum exchange values with ``__shfl_sync``/``__shfl_up_sync`` on the group's mask.
 Weights are float64 (GPUTreeShap uses float32; float64 keeps our values equal to the CPU
 reference to round-off) and contributions are accumulated with float64 ``atomicAdd``,
 so the last bits vary between runs. Paths with more than 31 distinct features run in a
-one-thread-per-(row, path) kernel with the quadrature form of ``_tree_numpy``.
+one-thread-per-(row, path) kernel with the quadrature form of ``_numpy``.
 
 Interventional values run one thread per (row, path) over the path's distinct background
 bit patterns, interaction values one thread per (row, path) in the quadrature
-form. The model-agnostic kernels are :class:`CupyKernels`: the whole-array
-operations of ``_array_twins.py`` on CuPy, with fused CUDA kernels for the passes over
-the data of Philox orderings (the 24-round bijection in registers, then a device
-compaction) and moment sketches (three passes, each thread folding a strided slice of a
-column, partials reduced on the device).
+form; the background patterns and the walk of few rows run on the CPU (numba).
 
 Without a GPU, the tests compile this source with NVRTC (where CuPy is installed) and run
 every kernel on the CPU through a stand-in for ``cupy`` (``tests/kernels/
@@ -26,14 +22,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from skshapley.backends import _tree_numba
-from skshapley.backends._array_twins import ArrayKernels
-from skshapley.backends._gpu_common import (
-    ROWS_PER_WARP,
-    THREADS_PER_BLOCK,
-    LayoutCache,
-)
-from skshapley.backends._tree_numpy import (
+from skshapley.backends._cupy_runtime import raw_module
+from skshapley.backends._gpu_common import ROWS_PER_WARP, THREADS_PER_BLOCK
+from skshapley.backends.tree import _numba
+from skshapley.backends.tree._layout import LayoutCache
+from skshapley.backends.tree._numpy import (
     CATEGORY_SET,
     SET_CODES,
     SET_WORD_BITS,
@@ -46,7 +39,7 @@ _CONSTANTS = f"""
 #define SET_WORD_BITS {SET_WORD_BITS}
 """
 
-_SOURCE = _CONSTANTS + r"""
+SOURCE = _CONSTANTS + r"""
 __device__ __forceinline__ double one_fraction(double x, int f, double lo, double hi,
                                                unsigned char miss, unsigned char mode) {
     if (f < 0) return 1.0;
@@ -274,123 +267,25 @@ extern "C" __global__ void tree_interactions(
                       (single[i] - row_sum[i]) * out_value[k]);
     }
 }
-
-extern "C" __global__ void philox_images(
-    const unsigned long long* keys, long long n, int rounds, int n_bits,
-    unsigned long long* images)
-{
-    // images[p, i] = the keyed Feistel bijection of i in [0, 2^n_bits), one
-    // thread per (ordering, domain value): the whole cipher in registers, one pass
-    long long id = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (id >= (n << n_bits)) return;
-    long long p = id >> n_bits;
-    unsigned long long value = (unsigned long long)id & ((1ull << n_bits) - 1ull);
-    int left_bits = n_bits / 2, right_bits = n_bits - left_bits;
-    unsigned long long left_mask = (1ull << left_bits) - 1ull;
-    unsigned long long right_mask = (1ull << right_bits) - 1ull;
-    unsigned long long left = value >> right_bits, right = value & right_mask;
-    for (int r = 0; r < rounds; ++r) {
-        unsigned long long product = 0xD2B74407B1CE6E93ull * left;
-        unsigned long long new_left = ((product >> 32) ^ keys[p * rounds + r] ^ right)
-                                      & left_mask;
-        right = ((((product & 0xFFFFFFFFull) << (right_bits - left_bits)) & 0xFFFFFFFFull)
-                 | (right >> left_bits)) & right_mask;
-        left = new_left;
-    }
-    images[id] = (left << right_bits) | right;
-}
-
-extern "C" __global__ void moment_sums(
-    const double* x, const double* w, long long d, long long n, long long n_part,
-    double* partial)
-{
-    // Thread t of column j folds entries t, t + n_part, ... (adjacent threads read
-    // adjacent entries) into (NaN count, kept rows, weight, sum w x, min, max); the
-    // partials (d, n_part, 6) are reduced on the device afterwards
-    long long id = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (id >= d * n_part) return;
-    long long j = id / n_part;
-    double n_nan = 0.0, rows = 0.0, total = 0.0, sum_wx = 0.0, low = 0.0, high = 0.0;
-    for (long long i = id % n_part; i < n; i += n_part) {
-        double v = x[j * n + i], wi = w[i];
-        if (isnan(v)) { n_nan += 1.0; continue; }
-        if (!(wi > 0.0)) continue;
-        if (rows == 0.0) { low = v; high = v; }
-        rows += 1.0; total += wi; sum_wx += wi * v;
-        low = fmin(low, v); high = fmax(high, v);
-    }
-    double* out = partial + id * 6;
-    out[0] = n_nan; out[1] = rows; out[2] = total; out[3] = sum_wx; out[4] = low;
-    out[5] = high;
-}
-
-extern "C" __global__ void moment_refine(
-    const double* x, const double* w, long long d, long long n, long long n_part,
-    const double* mean, const double* low, const double* high, double* partial)
-{
-    // partials (d, n_part, 4): sum w (x - mean), weight at the minimum, maximum, zero
-    long long id = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (id >= d * n_part) return;
-    long long j = id / n_part;
-    double correction = 0.0, w_low = 0.0, w_high = 0.0, w_zero = 0.0;
-    for (long long i = id % n_part; i < n; i += n_part) {
-        double v = x[j * n + i], wi = w[i];
-        if (isnan(v) || !(wi > 0.0)) continue;
-        correction += wi * (v - mean[j]);
-        if (v == low[j]) w_low += wi;
-        if (v == high[j]) w_high += wi;
-        if (v == 0.0) w_zero += wi;
-    }
-    double* out = partial + id * 4;
-    out[0] = correction; out[1] = w_low; out[2] = w_high; out[3] = w_zero;
-}
-
-extern "C" __global__ void moment_powers(
-    const double* x, const double* w, long long d, long long n, long long n_part,
-    const double* mean, const double* scale, int order, double* partial)
-{
-    // partials (d, n_part, order): sum w ((x - mean) scale)^k, k = 1..order, in registers
-    long long id = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (id >= d * n_part) return;
-    long long j = id / n_part;
-    double sums[32];
-    for (int k = 0; k < order; ++k) sums[k] = 0.0;
-    for (long long i = id % n_part; i < n; i += n_part) {
-        double v = x[j * n + i], wi = w[i];
-        if (isnan(v) || !(wi > 0.0)) continue;
-        double dev = (v - mean[j]) * scale[j], power = wi;
-        for (int k = 0; k < order; ++k) {
-            power *= dev;
-            sums[k] += power;
-        }
-    }
-    for (int k = 0; k < order; ++k) partial[id * order + k] = sums[k];
-}
 """
 
-_MODULE = None
+# The device copies of the last few models (a model explained chunk after chunk is copied
+# once).
 _CACHE = LayoutCache()
 
 
 def _module():
-    global _MODULE
-    if _MODULE is None:
-        import cupy
-
-        _MODULE = cupy.RawModule(code=_SOURCE, options=("-std=c++17",))
-    return _MODULE
+    return raw_module(SOURCE)
 
 
-def tree_path_shap(X, path_ptr, feature, lower, upper, missing_branch, missing_mode,
-                   zero_fraction, out_ptr, out_index, out_value, out):
-    """CuPy twin of ``_tree_numpy.tree_path_shap`` (X may be a CuPy array)."""
+def tree_path_shap(X, paths, out):
+    """CuPy twin of ``_numpy.tree_path_shap`` (X may be a CuPy array)."""
     import cupy
 
-    if len(path_ptr) > 1 and np.diff(path_ptr).max() > 64:
+    if len(paths.path_ptr) > 1 and np.diff(paths.path_ptr).max() > 64:
         raise ValueError("paths of more than 64 distinct features are not supported on "
                          "the GPU; use backend='numba'.")
-    device = _CACHE.get(cupy, path_ptr, feature, lower, upper, missing_branch, missing_mode,
-                        zero_fraction, out_ptr, out_index, out_value)
+    device = _CACHE.get(cupy, paths)
     layout = device["layout"]
     X_device = cupy.ascontiguousarray(cupy.asarray(X, dtype=cupy.float64))
     n_rows, n_features = X_device.shape
@@ -429,13 +324,13 @@ def tree_path_shap(X, path_ptr, feature, lower, upper, missing_branch, missing_m
     return out
 
 
-def tree_interventional_shap(X, patterns, counts, n_distinct, n_background, path_ptr, feature,
-                             lower, upper, missing_branch, missing_mode, out_ptr, out_index,
-                             out_value, out):
-    """CuPy twin of ``_tree_numpy.tree_interventional_shap``: a thread per (row, path)
+def tree_interventional_shap(X, patterns, counts, n_distinct, n_background, paths, out):
+    """CuPy twin of ``_numpy.tree_interventional_shap``: a thread per (row, path)
     over the path's distinct background patterns."""
     import cupy
 
+    path_ptr, feature, lower, upper, missing_branch, missing_mode = paths[:6]
+    out_ptr, out_index, out_value = paths.out_ptr, paths.out_index, paths.out_value
     n_rows, n_features = X.shape
     n_paths = len(path_ptr) - 1
     result = cupy.zeros(out.shape, dtype=cupy.float64)
@@ -457,17 +352,16 @@ def tree_interventional_shap(X, patterns, counts, n_distinct, n_background, path
     return out
 
 
-def tree_path_interactions(X, path_ptr, feature, lower, upper, missing_branch, missing_mode,
-                           zero_fraction, out_ptr, out_index, out_value, out):
-    """CuPy twin of ``_tree_numpy.tree_path_interactions``: a thread per (row, path),
+def tree_path_interactions(X, paths, out):
+    """CuPy twin of ``_numpy.tree_path_interactions``: a thread per (row, path),
     quadrature form; paths of up to 64 distinct features."""
     import cupy
 
+    path_ptr = paths.path_ptr
     if len(path_ptr) > 1 and np.diff(path_ptr).max() > 64:
         raise ValueError("paths of more than 64 distinct features are not supported on "
                          "the GPU; use backend='numba'.")
-    device = _CACHE.get(cupy, path_ptr, feature, lower, upper, missing_branch, missing_mode,
-                        zero_fraction, out_ptr, out_index, out_value)
+    device = _CACHE.get(cupy, paths)
     X_device = cupy.ascontiguousarray(cupy.asarray(X, dtype=cupy.float64))
     n_rows, n_features = X_device.shape
     n_paths = len(path_ptr) - 1
@@ -492,98 +386,5 @@ def tree_path_interactions(X, path_ptr, feature, lower, upper, missing_branch, m
 
 # Background patterns are computed once per background on the CPU (numba), and the walk
 # of few rows (branchy, a state at a time) runs there too.
-tree_background_patterns = _tree_numba.tree_background_patterns
-tree_interventional_walk = _tree_numba.tree_interventional_walk
-
-# -- model-agnostic kernels (issue 11): whole-array CuPy operations ------------------------
-_TWINS = None
-
-
-def _twins():
-    global _TWINS
-    if _TWINS is None:
-        import cupy
-
-        _TWINS = CupyKernels(cupy)
-    return _TWINS
-
-
-MAX_MOMENT_ORDER = 32  # the register array of ``moment_powers``
-MOMENT_THREADS = 2**17  # threads over all columns of a chunk (partials: 32 MiB at most)
-
-
-class CupyKernels(ArrayKernels):
-    """:class:`ArrayKernels` on CuPy, with the passes over the data of Philox orderings
-    and moment sketches as fused CUDA kernels (one read of the data per pass)."""
-
-    def moment_chunk(self, x, w, order, out):
-        if order > MAX_MOMENT_ORDER:
-            raise ValueError(f"order must be at most {MAX_MOMENT_ORDER} on the GPU; got "
-                             f"{order}.")
-        return super().moment_chunk(x, w, order, out)
-
-    def _cholesky(self, matrices, min_pivot=0.0):
-        import cupyx
-
-        # cuSOLVER leaves a failed factor as finite garbage unless asked to raise; raising
-        # sends the batch to the one-matrix-at-a-time path, which flags the failures
-        with cupyx.errstate(linalg="raise"):
-            return super()._cholesky(matrices, min_pivot)
-
-    def _launch(self, name, n_threads, *args):
-        _module().get_function(name)((-(-n_threads // THREADS_PER_BLOCK),),
-                                     (THREADS_PER_BLOCK,), args)
-
-    def _philox_images(self, keys, n_bits):
-        cupy = self.xp
-        n, rounds = keys.shape
-        images = cupy.empty((n, 1 << n_bits), dtype=cupy.uint64)
-        self._launch("philox_images", images.size, cupy.ascontiguousarray(keys,
-                     dtype=cupy.uint64), np.int64(n), np.int32(rounds), np.int32(n_bits),
-                     images)
-        return images
-
-    def _moment_partials(self, name, x, w, fields, *args):
-        """Launch a moment pass with enough threads per column to fill the device; its
-        (d, n_part, fields) partials."""
-        d, n = x.shape
-        n_part = max(1, min(-(-n // 32), MOMENT_THREADS // max(d, 1)))
-        partial = self.xp.empty((d, n_part, fields), dtype=self.xp.float64)
-        if d:
-            self._launch(name, d * n_part, x, w, np.int64(d), np.int64(n), np.int64(n_part),
-                         *args, partial)
-        return partial
-
-    def _moment_sums(self, x, w):
-        cupy = self.xp
-        partial = self._moment_partials("moment_sums", x, w, 6)
-        n_nan, rows, total, sum_wx = (partial[:, :, f].sum(axis=1) for f in range(4))
-        has = partial[:, :, 1] > 0
-        return (n_nan, rows, total, sum_wx,
-                cupy.where(has, partial[:, :, 4], cupy.inf).min(axis=1),
-                cupy.where(has, partial[:, :, 5], -cupy.inf).max(axis=1))
-
-    def _moment_refine(self, x, w, mean, low, high):
-        partial = self._moment_partials("moment_refine", x, w, 4, mean, low, high)
-        return tuple(partial[:, :, f].sum(axis=1) for f in range(4))
-
-    def _moment_powers(self, x, w, mean, scale, order):
-        cupy = self.xp
-        partial = self._moment_partials("moment_powers", x, w, order,
-                                        cupy.ascontiguousarray(mean),
-                                        cupy.ascontiguousarray(scale), np.int32(order))
-        return partial.sum(axis=1)
-
-
-def _on_cupy(name):
-    def kernel(*args, **kwargs):
-        return getattr(_twins(), name)(*args, **kwargs)
-
-    kernel.__name__ = name
-    kernel.__doc__ = (f"CuPy twin of ``_numpy.{name}``: :class:`ArrayKernels` on CuPy (host "
-                      "or CuPy inputs; a CuPy ``out`` stays on the device).")
-    return kernel
-
-
-for _name in ArrayKernels.NAMES:
-    globals()[_name] = _on_cupy(_name)
+tree_background_patterns = _numba.tree_background_patterns
+tree_interventional_walk = _numba.tree_interventional_walk

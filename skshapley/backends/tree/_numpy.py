@@ -1,11 +1,13 @@
 """NumPy reference kernels of exact TreeSHAP on merged paths (Lundberg et al. 2020; paths as
 in GPUTreeShap, Mitchell, Frank & Holmes 2022, Sec. 3).
 
-Arguments follow the ensemble IR (``skshapley.tree.TreeEnsemble``): ``path_ptr``,
-``feature``, ``lower``, ``upper``, ``missing_branch``, ``missing_mode``,
-``zero_fraction``, ``out_ptr``, ``out_index``, ``out_value`` (abbreviated ``ir`` below).
-X is float64, already cast through the model's comparison dtype. Kernels *add* into
-``out`` (zero it first), so paths can be processed in chunks.
+The ensemble's paths come as one :class:`~skshapley.backends.tree.PathArrays` (``paths``:
+``path_ptr``, ``feature``, ``lower``, ``upper``, ``missing_branch``, ``missing_mode``,
+``zero_fraction``, ``out_ptr``, ``out_index``, ``out_value`` of
+``skshapley.tree.TreeEnsemble``), its trees as one
+:class:`~skshapley.backends.tree.NodeArrays` (``nodes``). X is float64, already cast
+through the model's comparison dtype. Kernels *add* into ``out`` (zero it first), so paths
+can be processed in chunks.
 
 Per path with u distinct features, zero fractions z and one fractions o (0/1) of a row,
 the path's game is v * prod_{j in S} o_j * prod_{j not in S} z_j, whose Shapley values are
@@ -122,11 +124,11 @@ def elements_satisfied(x, lower, upper, missing_branch, missing_mode):
     return np.where(missing, missing_branch.astype(bool), inside)
 
 
-def _path_elements(X, p, path_ptr, feature, lower, upper, missing_branch, missing_mode):
-    start, stop = path_ptr[p], path_ptr[p + 1]
-    f = feature[start:stop]
-    o = elements_satisfied(X[:, f], lower[start:stop], upper[start:stop],
-                           missing_branch[start:stop], missing_mode[start:stop])
+def _path_elements(X, p, paths):
+    start, stop = paths.path_ptr[p], paths.path_ptr[p + 1]
+    f = paths.feature[start:stop]
+    o = elements_satisfied(X[:, f], paths.lower[start:stop], paths.upper[start:stop],
+                           paths.missing_branch[start:stop], paths.missing_mode[start:stop])
     return f, o.astype(np.float64)
 
 
@@ -139,24 +141,25 @@ def _products_excluding_one(a):
     return prefix * suffix
 
 
-def tree_path_shap(X, path_ptr, feature, lower, upper, missing_branch, missing_mode,
-                   zero_fraction, out_ptr, out_index, out_value, out):
+def tree_path_shap(X, paths, out):
     """Path-dependent TreeSHAP in the per-path form above: add every path's contributions
     to ``out``.
 
     Parameters
     ----------
     X : float64 (n_rows, n_features)
-    path_ptr, ..., out_value : the ensemble IR arrays
+    paths : PathArrays
+        The ensemble's paths.
     out : float64 (n_rows, n_outputs, n_features)
 
     Returns
     -------
     out
     """
+    path_ptr, zero_fraction = paths.path_ptr, paths.zero_fraction
+    out_ptr, out_index, out_value = paths.out_ptr, paths.out_index, paths.out_value
     for p in range(len(path_ptr) - 1):
-        f, o = _path_elements(X, p, path_ptr, feature, lower, upper, missing_branch,
-                              missing_mode)
+        f, o = _path_elements(X, p, paths)
         u = len(f)
         if u == 0:
             continue
@@ -171,19 +174,19 @@ def tree_path_shap(X, path_ptr, feature, lower, upper, missing_branch, missing_m
     return out
 
 
-def tree_path_interactions(X, path_ptr, feature, lower, upper, missing_branch, missing_mode,
-                           zero_fraction, out_ptr, out_index, out_value, out):
+def tree_path_interactions(X, paths, out):
     """Path-dependent SHAP interaction values (Lundberg et al. 2020; per path as in
     GPUTreeShap, Sec. 3.5), added to ``out``.
 
-    ``out`` : float64 (n_rows, n_outputs, n_features, n_features). Off-diagonal
-    phi_ij = v/2 (o_i - z_i)(o_j - z_j) * integral prod_{k != i, j} a_k(t) dt; the diagonal
-    gets phi_i - sum_{j != i} phi_ij, so rows sum to the SHAP values.
+    ``paths`` : PathArrays. ``out`` : float64 (n_rows, n_outputs, n_features, n_features).
+    Off-diagonal phi_ij = v/2 (o_i - z_i)(o_j - z_j) * integral prod_{k != i, j} a_k(t) dt;
+    the diagonal gets phi_i - sum_{j != i} phi_ij, so rows sum to the SHAP values.
     """
+    path_ptr, zero_fraction = paths.path_ptr, paths.zero_fraction
+    out_ptr, out_index, out_value = paths.out_ptr, paths.out_index, paths.out_value
     n_rows = X.shape[0]
     for p in range(len(path_ptr) - 1):
-        f, o = _path_elements(X, p, path_ptr, feature, lower, upper, missing_branch,
-                              missing_mode)
+        f, o = _path_elements(X, p, paths)
         u = len(f)
         if u == 0:
             continue
@@ -209,16 +212,16 @@ def tree_path_interactions(X, path_ptr, feature, lower, upper, missing_branch, m
     return out
 
 
-def tree_background_patterns(background, path_ptr, feature, lower, upper, missing_branch,
-                             missing_mode, patterns, counts, n_distinct, rows=None,
+def tree_background_patterns(background, paths, patterns, counts, n_distinct, rows=None,
                              reached=None):
     """Per path, the distinct bit patterns of satisfied elements over the background rows.
 
     Parameters
     ----------
     background : float64 (n_background, n_features)
-    path_ptr, feature, lower, upper, missing_branch, missing_mode
-        The ensemble's paths (``TreeEnsemble``).
+    paths : PathArrays
+        The ensemble's paths (their elements; zero fractions and leaf values are not
+        read).
     patterns : uint64 (n_paths, n_background)
         Filled with the distinct patterns of each path first (sorted).
     counts : float64 (n_paths, n_background)
@@ -238,12 +241,10 @@ def tree_background_patterns(background, path_ptr, feature, lower, upper, missin
     -------
     patterns, counts, n_distinct
     """
-    for p in range(len(path_ptr) - 1):
-        _, o = _path_elements(background, p, path_ptr, feature, lower, upper,
-                              missing_branch, missing_mode)
+    for p in range(len(paths.path_ptr) - 1):
+        _, o = _path_elements(background, p, paths)
         if rows is not None and len(rows):
-            _, x = _path_elements(rows, p, path_ptr, feature, lower, upper,
-                                  missing_branch, missing_mode)
+            _, x = _path_elements(rows, p, paths)
             required = ~x.any(axis=0)
             o = o[o[:, required].all(axis=1)]
         bits = (o.astype(np.uint64) << np.arange(o.shape[1], dtype=np.uint64)).sum(
@@ -257,9 +258,7 @@ def tree_background_patterns(background, path_ptr, feature, lower, upper, missin
     return patterns, counts, n_distinct
 
 
-def tree_interventional_shap(X, patterns, counts, n_distinct, n_background, path_ptr, feature,
-                             lower, upper, missing_branch, missing_mode, out_ptr, out_index,
-                             out_value, out):
+def tree_interventional_shap(X, patterns, counts, n_distinct, n_background, paths, out):
     """Interventional TreeSHAP (Lundberg et al. 2020) from the background patterns, added
     to ``out``.
 
@@ -268,12 +267,14 @@ def tree_interventional_shap(X, patterns, counts, n_distinct, n_background, path
     nothing; else with s = |A|, n = |A| + |B|, i in A gets +v W(s - 1, n) and i in B gets
     -v W(s, n). Averaged over the background (``n_background`` rows).
 
-    ``out`` : float64 (n_rows, n_outputs, n_features).
+    ``paths`` : PathArrays (zero fractions are not read). ``out`` : float64 (n_rows,
+    n_outputs, n_features).
     """
     weights = SHAPLEY_WEIGHTS
+    path_ptr, out_ptr, out_index, out_value = (paths.path_ptr, paths.out_ptr,
+                                               paths.out_index, paths.out_value)
     for p in range(len(path_ptr) - 1):
-        f, o = _path_elements(X, p, path_ptr, feature, lower, upper, missing_branch,
-                              missing_mode)
+        f, o = _path_elements(X, p, paths)
         u = len(f)
         if u == 0:
             continue
@@ -318,10 +319,7 @@ def edges_followed(X, feature, edge_ptr, edge_lower, edge_upper, missing_branch,
     return followed
 
 
-def tree_interventional_walk(X, background, tree_root, child_ptr, child, feature, edge_ptr,
-                             edge_lower, edge_upper, missing_branch, missing_mode, value_ptr,
-                             value_index, value, max_depth, max_children, out, base,
-                             player=None):
+def tree_interventional_walk(X, background, nodes, out, base, player=None, cache=None):
     """Interventional TreeSHAP (Lundberg et al. 2020) by walking the trees, added to
     ``out``.
 
@@ -338,7 +336,7 @@ def tree_interventional_walk(X, background, tree_root, child_ptr, child, feature
     ----------
     X : float64 (n_rows, n_features)
     background : float64 (n_background, n_features)
-    tree_root ... max_children
+    nodes : NodeArrays
         The ensemble's trees (``TreeNodes.arrays()``).
     out : float64 (n_rows, n_outputs, n_players)
         The values are added to it.
@@ -350,11 +348,16 @@ def tree_interventional_walk(X, background, tree_root, child_ptr, child, feature
         columns part once (the first split where x and z part decides where the whole
         group comes from below it), which is the game whose players are the groups.
         None: each column its own player (n_players = n_features).
+    cache : object with a ``last`` attribute, optional
+        Where a backend may keep what it prepared of the background for the next call
+        with an equal background (owned by the caller; this twin keeps nothing).
 
     Returns
     -------
     out, base
     """
+    (tree_root, child_ptr, child, feature, edge_ptr, edge_lower, edge_upper, missing_branch,
+     missing_mode, value_ptr, value_index, value, _, _) = nodes
     n_background = len(background)
     weights = SHAPLEY_WEIGHTS
     player = np.arange(X.shape[1]) if player is None else np.asarray(player)
@@ -408,11 +411,3 @@ def tree_interventional_walk(X, background, tree_root, child_ptr, child, feature
                         stack.append((c, follow, {**sides, f: -1}))
     return out, base
 
-
-TREE_KERNELS = (
-    "tree_path_shap",
-    "tree_path_interactions",
-    "tree_background_patterns",
-    "tree_interventional_shap",
-    "tree_interventional_walk",
-)

@@ -1,5 +1,5 @@
 """Host-side layout of the GPU TreeSHAP kernels (as in GPUTreeShap, Mitchell, Frank & Holmes
-2022, Sec. 3): paths packed into warps.
+2022, Sec. 3): paths packed into warps, and the device copy of a packed model.
 
 Each path becomes a *group* of contiguous lanes: its root placeholder (feature -1, z = 1,
 always satisfied) at rank 0, then its merged elements. Groups are packed into bins of 32
@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from skshapley.backends._packing import WARP_SIZE, pack_paths
+from skshapley.backends.tree._numpy import LEGENDRE_NODES, LEGENDRE_WEIGHTS
+from skshapley.backends.tree._packing import WARP_SIZE, pack_paths
 
 
 @dataclass(frozen=True)
@@ -97,3 +98,43 @@ def warp_layout(path_ptr, feature, lower, upper, missing_branch, missing_mode, z
         long_paths=long_paths.astype(np.int64),
         utilisation=packed.utilisation,
     )
+
+
+class LayoutCache:
+    """Device arrays of the last few models, keyed by the identity of their path arrays.
+
+    The cache holds a reference to the keyed arrays, so an id cannot be reused by a new
+    array while its entry lives.
+    """
+
+    def __init__(self, size=4):
+        self.size = size
+        self.entries = []  # (key arrays, device dict)
+
+    def get(self, xp, paths, packing="bfd"):
+        """The device arrays (``xp.asarray``) of ``paths`` (a ``PathArrays``) and of their
+        warp layout."""
+        key = tuple(paths)
+        for entry_key, device, entry_packing in self.entries:
+            if entry_packing == packing and all(a is b for a, b in zip(entry_key, key,
+                                                                       strict=True)):
+                return device
+        layout = warp_layout(paths.path_ptr, paths.feature, paths.lower, paths.upper,
+                             paths.missing_branch, paths.missing_mode, paths.zero_fraction,
+                             packing)
+        to_device = xp.asarray
+        device = {name: to_device(getattr(layout, name)) for name in (
+            "bin_ptr", "feature", "lower", "upper", "zero_fraction", "missing_branch",
+            "missing_mode", "path", "group_start", "group_length", "long_paths")}
+        device.update(
+            layout=layout, path_ptr=to_device(paths.path_ptr),
+            ir_feature=to_device(paths.feature), ir_lower=to_device(paths.lower),
+            ir_upper=to_device(paths.upper), ir_zero_fraction=to_device(paths.zero_fraction),
+            ir_missing_branch=to_device(paths.missing_branch),
+            ir_missing_mode=to_device(paths.missing_mode), out_ptr=to_device(paths.out_ptr),
+            out_index=to_device(paths.out_index), out_value=to_device(paths.out_value),
+            nodes=to_device(LEGENDRE_NODES), weights=to_device(LEGENDRE_WEIGHTS),
+        )
+        self.entries.insert(0, (key, device, packing))
+        del self.entries[self.size:]
+        return device
