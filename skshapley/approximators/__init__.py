@@ -31,9 +31,19 @@ from skshapley.approximators._risk import (
     overall_error_quantile,
 )
 from skshapley.approximators._stratified import stratified_shapley
-from skshapley.approximators._topk import TOPK_METHODS, TopKResult, topk_shapley
+from skshapley.approximators._topk import (
+    CMCS_WARM_UP_ROUNDS,
+    TOPK_METHODS,
+    TopKResult,
+    bonferroni_z,
+    cmcs_warm_up_evaluations,
+    order_players,
+    pac_rule_holds,
+    topk_shapley,
+)
 
 __all__ = [
+    "CMCS_WARM_UP_ROUNDS",
     "MAX_EXACT_PLAYERS",
     "METHOD_RECORDS",
     "METHODS",
@@ -46,19 +56,23 @@ __all__ = [
     "TOPK_METHODS",
     "TopKResult",
     "all_coalitions",
+    "bonferroni_z",
     "check_budget_fits",
     "check_method",
     "check_sampler",
     "choose_method",
+    "cmcs_warm_up_evaluations",
     "default_budget",
     "exact_shapley",
     "feature_error_quantiles",
     "make_sampler",
     "largest_budget_in_memory",
     "minimum_budget",
+    "order_players",
     "overall_error_quantile",
     "owen_shapley",
     "owen_values",
+    "pac_rule_holds",
     "stratified_shapley",
     "permutation_shapley",
     "regression_shapley",

@@ -36,6 +36,27 @@ TOPK_METHODS = ("cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k", "appro
 # this many evaluations are left, so it can make at least one observation.
 _GUARD = {"cmcs": 2, "greedy_cmcs": 2, "cmcs_at_k": 4, "sampling_shap_at_k": 4,
           "approshapley": 2, "cmcs_independent": 2, "cmcs_identical": 2}
+# The warm-up of CMCS@K (Kolpaczki, Nielen & Hüllermeier 2025, "Antithetic sampling for
+# top-k Shapley identification", Sec. 5.2 and 6.4): a player's interval is defined only
+# after M_min observations (``min_samples`` of topk_shapley, this by default), so CMCS@K
+# and SamplingSHAP@K start with this many full rounds, and Greedy CMCS runs full CMCS
+# rounds until each pair at the cut has this many. Within the warm-up the adaptive
+# methods are plain CMCS and cannot certify a set.
+CMCS_WARM_UP_ROUNDS = 30
+
+
+def cmcs_warm_up_evaluations(n_players):
+    """Game evaluations of the CMCS warm-up: ``CMCS_WARM_UP_ROUNDS`` full CMCS rounds,
+    each v(S) and the n_players coalitions with one player toggled (Kolpaczki et al.
+    2025, Alg. 1).
+
+    Examples
+    --------
+    >>> from skshapley.approximators import cmcs_warm_up_evaluations
+    >>> cmcs_warm_up_evaluations(10)
+    330
+    """
+    return CMCS_WARM_UP_ROUNDS * (n_players + 1)
 
 
 @dataclass(frozen=True)
@@ -177,19 +198,45 @@ class _Stats:
 
 def bonferroni_z(delta, n_players):
     """z of two-sided intervals that hold for all players at once with probability
-    about ``1 - delta`` (Bonferroni, as in SHAP@K, Kariyappa et al. 2024)."""
+    about ``1 - delta`` (Bonferroni, as in SHAP@K, Kariyappa et al. 2024).
+
+    Examples
+    --------
+    >>> from skshapley.approximators import bonferroni_z
+    >>> round(bonferroni_z(0.05, 1), 2)
+    1.96
+    """
     return float(norm.ppf(1.0 - delta / (2 * n_players)))
 
 
 def order_players(values):
-    """Players by decreasing estimate, ties by lower index."""
+    """Players by decreasing estimate, ties by lower index.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skshapley.approximators import order_players
+    >>> order_players(np.array([0.1, 0.5, 0.1, 0.3])).tolist()
+    [1, 3, 0, 2]
+    """
     return np.argsort(-values, kind="stable")
 
 
 def pac_rule_holds(values, lower, upper, k, epsilon, order=None):
     """SHAP@K's rule (Kariyappa et al. 2024): no outsider's upper bound exceeds the lowest
     lower bound among the chosen k by more than ``epsilon`` (always true when k is
-    everyone)."""
+    everyone).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skshapley.approximators import pac_rule_holds
+    >>> values = np.array([1.0, 0.2, 0.5])
+    >>> pac_rule_holds(values, values - 0.1, values + 0.1, k=2, epsilon=0.0)
+    True
+    >>> pac_rule_holds(values, values - 0.2, values + 0.2, k=2, epsilon=0.0)
+    False
+    """
     if k == values.shape[0]:
         return True
     order = order_players(values) if order is None else order
@@ -418,7 +465,8 @@ def check_topk_arguments(n_players, k, method, budget, delta, epsilon, min_sampl
 
 
 def topk_shapley(game, k, *, method="cmcs_at_k", budget=None, pac_stop=True, delta=0.01,
-                 epsilon=5e-4, min_samples=30, random_state=None) -> TopKResult:
+                 epsilon=5e-4, min_samples=CMCS_WARM_UP_ROUNDS,
+                 random_state=None) -> TopKResult:
     """Identify the ``k`` players with the largest Shapley values of ``game``.
 
     Implements CMCS, Greedy CMCS and CMCS@K of Kolpaczki, Nielen & Hüllermeier (2025),
@@ -464,7 +512,9 @@ def topk_shapley(game, k, *, method="cmcs_at_k", budget=None, pac_stop=True, del
     epsilon : float, default=5e-4
         Tolerance of the PAC rule, in the units of the game.
     min_samples : int, default=30
-        Observations every player needs before its interval is defined (M_min).
+        Observations every player needs before its interval is defined (M_min):
+        CMCS@K and SamplingSHAP@K begin with this many full rounds
+        (``CMCS_WARM_UP_ROUNDS``).
     random_state : None, int, Generator or RandomState
 
     Returns

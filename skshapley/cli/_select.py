@@ -8,6 +8,7 @@ import argparse
 import math
 import sys
 
+from skshapley.approximators import CMCS_WARM_UP_ROUNDS, cmcs_warm_up_evaluations
 from skshapley.cli import _model
 from skshapley.cli._common import (
     ExitCode,
@@ -185,6 +186,6 @@ def _check_budget(args, n_features):
         raise UsageError(
             f"--max-evals {args.max_evals} is too small for {n_features} features: at "
             f"least {smallest} evaluations are needed to sample every feature once "
-            f"(v(∅), v(N) and one round of {n_features + 1}); finite intervals need 30 "
-            f"rounds (about {30 * (n_features + 1) + 2}), and auto picks "
-            f"{60 * (n_features + 1)}")
+            f"(v(∅), v(N) and one round of {n_features + 1}); finite intervals need "
+            f"{CMCS_WARM_UP_ROUNDS} rounds (about {cmcs_warm_up_evaluations(n_features) + 2}"
+            f"), and auto picks {2 * cmcs_warm_up_evaluations(n_features)}")

@@ -11,25 +11,29 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.feature_selection import SelectorMixin
-from sklearn.linear_model import LinearRegression, Ridge
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import check_cv, train_test_split
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, check_X_y
-from tqdm.auto import tqdm
 
-from skshapley.approximators import topk_shapley
-from skshapley.approximators._topk import bonferroni_z, order_players, pac_rule_holds
-from skshapley.attribution import lsspa
-from skshapley.exceptions import BudgetWarning, ConvergenceWarning
-from skshapley.explain import ShapleyExplainer
-from skshapley.explain._columns import ColumnCodec, check_missing_values_taken, model_rows
-from skshapley.games import Game, PerformanceGame, RefitGame
+from skshapley.approximators import cmcs_warm_up_evaluations, order_players, pac_rule_holds
+from skshapley.exceptions import ConvergenceWarning
+from skshapley.explain._columns import ColumnCodec
+from skshapley.selection._importance import (
+    Folds,
+    Importance,
+    fitted_explainer,
+    game_importance,
+    lsspa_applies,
+    lsspa_importance,
+    mean_abs_shap_importance,
+    performance_games,
+    refit_games,
+)
 from skshapley.utils._sklearn_compat import (
     HasMethods,
     Interval,
     StrOptions,
-    check_method_params,
     fit_context,
     validate_data,
 )
@@ -42,51 +46,21 @@ IMPORTANCES = ("auto", "refit", "performance", "mean_abs_shap")
 # training-split fit and its validation score): a grid search fits the selector once
 # per candidate and fold, and the previous default (1,860 refits at 30 columns) took
 # 200 s per fit of a LogisticRegression on breast_cancer
-# (benchmarks/results/topk_cost.md). The warm-up of CMCS@K needs 30 (d + 1)
-# evaluations to certify anything; a fit that ends uncertified warns.
+# (benchmarks/results/topk_cost.md). The warm-up of CMCS@K needs
+# cmcs_warm_up_evaluations(d) = 30 (d + 1) evaluations to certify anything; a fit that
+# ends uncertified warns.
 AUTO_REFIT_SECONDS = 5.0
 SELECTOR_METHODS = ("cmcs_at_k", "greedy_cmcs", "cmcs", "sampling_shap_at_k", "regression",
                     "exact")
 # Fewest rows that leave two rows in each of the training and validation splits.
 _MIN_SAMPLES = 8
-# LS-SPA enumerates all 2^p subsets up to this many features (cheap: no model fits).
-_LSSPA_EXACT_MAX = 20
-# Rows explained for importance="mean_abs_shap".
-_SHAP_ROWS = 200
-
-
-def _rows(X, index):
-    """Rows of an array or a DataFrame (a DataFrame keeps its names and dtypes)."""
-    return X.iloc[index] if hasattr(X, "iloc") else X[index]
-
-
-def _fit_on_frame(estimator, codec, X, y, **fit_params):
-    """``estimator.fit``; on a DataFrame with non-numeric columns (``codec``), a failure
-    says which columns the estimator has to take."""
-    try:
-        return estimator.fit(X, y, **fit_params)
-    except ValueError as err:
-        if codec is None:
-            raise
-        numbers = X.select_dtypes("number")
-        missing = list(numbers.columns[numbers.isna().any()])
-        if missing:  # NaN reached a step that refuses it (only some columns are imputed)
-            said = str(err).splitlines()[0] if str(err) else type(err).__name__
-            raise ValueError(
-                f"X has NaN in the numeric columns {missing}, and the 'estimator' "
-                f"{type(estimator).__name__} could not be fitted with them ({said}); impute "
-                "them in its pipeline.") from err
-        names = [codec.columns[j] for j in codec.encoded_columns]
-        raise ValueError(
-            f"The 'estimator' {type(estimator).__name__} could not be fitted on X, whose "
-            f"columns {names} are not numbers ({err}); give an estimator that encodes "
-            "them, e.g. a Pipeline with a OneHotEncoder.") from err
 
 
 def default_max_evals(n_features: int) -> int:
     """The budget ``max_evals="auto"`` means: 2^d when that is at most 60 (d + 1) (then
     enumeration is cheaper than sampling, and exact), else 60 (d + 1): the 30 warm-up
-    rounds of CMCS@K and as many evaluations again for the rounds at the cut.
+    rounds of CMCS@K (:func:`~skshapley.approximators.cmcs_warm_up_evaluations`) and as
+    many evaluations again for the rounds at the cut.
 
     Examples
     --------
@@ -94,56 +68,8 @@ def default_max_evals(n_features: int) -> int:
     >>> default_max_evals(4), default_max_evals(40)
     (16, 2460)
     """
-    sampled = 60 * (n_features + 1)
+    sampled = 2 * cmcs_warm_up_evaluations(n_features)
     return 2**n_features if n_features < 30 and 2**n_features <= sampled else sampled
-
-
-class _ProgressGame(Game):
-    """Forwards to a game and moves a progress bar by the evaluations made."""
-
-    def __init__(self, game, bar):
-        super().__init__(game.n_players)
-        self.game, self.bar = game, bar
-
-    def _values(self, coalitions):
-        values = self.game.values(coalitions)
-        self.bar.update(coalitions.shape[0])
-        return values
-
-
-class _FoldAverage(Game):
-    """The mean of one game per cross-validation fold (Shapley values are linear in the
-    game, so its values are the mean of the folds' values)."""
-
-    def __init__(self, games):
-        super().__init__(games[0].n_players)
-        self.games = games
-
-    def _values(self, coalitions):
-        return np.mean([game.values(coalitions) for game in self.games], axis=0)
-
-
-def _pooled(values, std_errors):
-    """Mean over folds of per-fold values (F, d) and a standard error that counts the
-    folds' spread (the error of the split) and their own errors: sqrt(between^2 +
-    within^2), conservative as CV folds are not independent."""
-    values, std_errors = np.asarray(values), np.asarray(std_errors)
-    n_folds = values.shape[0]
-    within = np.sqrt(np.sum(std_errors**2, axis=0)) / n_folds
-    if n_folds == 1:
-        return values[0], within
-    between = values.std(axis=0, ddof=1) / np.sqrt(n_folds)
-    return values.mean(axis=0), np.sqrt(between**2 + within**2)
-
-
-def _lsspa_applies(estimator, importance, scoring):
-    # Exactly these classes: a subclass may fit something else (LS-SPA covers only them).
-    if importance != "refit" or type(estimator) not in (LinearRegression, Ridge):
-        return False
-    if scoring not in (None, "r2") or getattr(estimator, "positive", False):
-        return False
-    alpha = estimator.get_params().get("alpha", 0.0)
-    return isinstance(alpha, Real) and not isinstance(alpha, bool)
 
 
 class TopKShapleySelector(SelectorMixin, BaseEstimator):
@@ -368,7 +294,56 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
 
     # -- fit, step by step --------------------------------------------------------------
     def _fit(self, X, y, **fit_params):
-        # what the constraints cannot say: True is an Integral (k=True was taken as 1)
+        """Checks, the splits, the importance ("auto" resolved), its estimates, the
+        selection."""
+        self._check_params(y)
+        X, X_checked, y_checked, codec = self._check_X_y(X, y)
+        n_samples, n_features = X_checked.shape
+        k = self._resolve_k(n_features)
+        self._check_prefit(n_features, fit_params)
+        self._check_n_samples(n_samples)
+        max_evals = (default_max_evals(n_features) if self.max_evals == "auto"
+                     else int(self.max_evals))
+        method = self._method_for(max_evals, n_features)
+        rng = check_random_state(self.random_state)
+        split_seed, model_seed, sampling_seed = (int(s) for s in
+                                                 rng.randint(np.iinfo(np.int32).max, size=3))
+        estimator = self._prepared_estimator(model_seed)
+        # Features go to the model as given: a DataFrame keeps its column names.
+        folds = Folds(X if hasattr(X, "iloc") else X_checked, X_checked, y_checked,
+                      self._splits(X_checked, y_checked, split_seed), fit_params, codec,
+                      getattr(self, "feature_names_in_", None))
+        self.k_ = k
+        self.result_ = None
+        importance, max_evals, method, fitted, explainer = self._resolve_importance(
+            estimator, folds, max_evals, method, sampling_seed)
+        self.importance_ = importance
+        self.max_evals_ = max_evals
+        if importance == "mean_abs_shap":
+            found = mean_abs_shap_importance(self, estimator, folds, sampling_seed,
+                                             explainer)
+        elif codec is None and lsspa_applies(estimator, importance, self.scoring):
+            found = lsspa_importance(self, estimator, folds, sampling_seed)
+        else:
+            if importance == "refit":
+                fitted, games = refit_games(self, estimator, folds, fitted)
+            else:
+                fitted, games = performance_games(self, estimator, folds, split_seed, fitted)
+            # a warm-up warning points at fit's caller: _fit, fit, fit_context, caller
+            found = game_importance(self, games, k, method, max_evals, sampling_seed, fitted,
+                                    stacklevel=4)
+        self._store(found)
+        if self.cv is not None:  # the model kept is fitted on every row, as RFECV's
+            self.estimator_ = folds.fit_model(clone(estimator), folds.X, folds.y,
+                                              **fit_params)
+        self._set_selection()
+        if not self.converged_:  # _warn_not_certified, _fit, fit, fit_context, caller
+            self._warn_not_certified(k, importance, stacklevel=5)
+        return self
+
+    def _check_params(self, y):
+        """What the parameter constraints cannot say, and that y is given."""
+        # True is an Integral (k=True was taken as 1)
         if isinstance(self.k, bool):
             raise ValueError(
                 "The 'k' parameter of TopKShapleySelector must be an int in the range "
@@ -390,9 +365,14 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
                 f"{type(self).__name__} requires y to be passed, but the target y is None; "
                 "the features are ranked by how much they help predict y."
             )
-        # A DataFrame with text, categorical, bool or date columns goes to the model as it
-        # is; its codes (ColumnCodec) stand for it where rows are mixed (performance). A
-        # polars or pyarrow frame goes as pandas: rows and columns are picked with iloc.
+
+    def _check_X_y(self, X, y):
+        """(X as the model gets it, its numeric form, y, the ColumnCodec or None).
+
+        A DataFrame with text, categorical, bool or date columns goes to the model as it
+        is; its codes (ColumnCodec) stand for it where rows are mixed (performance). A
+        polars or pyarrow frame goes as pandas: rows and columns are picked with iloc.
+        """
         X = as_pandas_frame(X)
         codec = ColumnCodec.from_frame(X)
         finite = finite_policy(self.estimator)
@@ -405,198 +385,131 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
             # the codes' own NaN rule first, then y as validate_data would check it
             X_checked, y_checked = check_X_y(codec.checked(codes, finite, "X"), y,
                                              ensure_all_finite="allow-nan")
-        n_samples, n_features = X_checked.shape
-        k = self._resolve_k(n_features)
+        return X, X_checked, y_checked, codec
+
+    def _check_prefit(self, n_features, fit_params):
+        """With ``prefit``: an importance without refits, a fitted estimator of as many
+        features, no fit params and no cv."""
         if self.prefit and self.importance == "refit":
             raise ValueError(
                 "prefit=True needs importance='performance' or 'mean_abs_shap'; "
                 "importance='refit' refits clones of the estimator on column subsets."
             )
+        if not self.prefit:
+            return
+        check_is_fitted(self.estimator, msg=(
+            "prefit=True needs a fitted 'estimator', but this %(name)s instance is not "
+            "fitted yet; fit it first, or set prefit=False to fit it on a training "
+            "split."))
+        if fit_params:
+            raise ValueError(
+                f"fit params {sorted(fit_params)} are not used with prefit=True: the "
+                "'estimator' is already fitted and is not fitted again; fit it with "
+                "them yourself, or set prefit=False.")
+        fitted_features = getattr(self.estimator, "n_features_in_", n_features)
+        if fitted_features != n_features:
+            raise ValueError(
+                f"X has {n_features} features, but the prefit 'estimator' "
+                f"{type(self.estimator).__name__} was fitted on {fitted_features}; "
+                "pass the columns it was fitted on, or set prefit=False.")
+        if self.cv is not None:
+            raise ValueError(
+                f"cv={self.cv!r} needs prefit=False: the folds fit the estimator on their "
+                "training rows; a prefit estimator is scored on all of X.")
+
+    def _check_n_samples(self, n_samples):
+        """Enough rows for a training and a validation split (without ``prefit``)."""
         if self.prefit:
-            check_is_fitted(self.estimator, msg=(
-                "prefit=True needs a fitted 'estimator', but this %(name)s instance is not "
-                "fitted yet; fit it first, or set prefit=False to fit it on a training "
-                "split."))
-            if fit_params:
-                raise ValueError(
-                    f"fit params {sorted(fit_params)} are not used with prefit=True: the "
-                    "'estimator' is already fitted and is not fitted again; fit it with "
-                    "them yourself, or set prefit=False.")
-            fitted_features = getattr(self.estimator, "n_features_in_", n_features)
-            if fitted_features != n_features:
-                raise ValueError(
-                    f"X has {n_features} features, but the prefit 'estimator' "
-                    f"{type(self.estimator).__name__} was fitted on {fitted_features}; "
-                    "pass the columns it was fitted on, or set prefit=False.")
-        if n_samples < _MIN_SAMPLES and not self.prefit:
+            return
+        if n_samples < _MIN_SAMPLES:
             raise ValueError(
                 f"{type(self).__name__} holds out a validation split and needs at least "
                 f"{_MIN_SAMPLES} samples; got n_samples={n_samples}."
             )
-        if self.prefit and self.cv is not None:
-            raise ValueError(
-                f"cv={self.cv!r} needs prefit=False: the folds fit the estimator on their "
-                "training rows; a prefit estimator is scored on all of X.")
-        if not self.prefit and self.cv is None:
+        if self.cv is None:
             self._check_validation_size(n_samples)
-        max_evals = (default_max_evals(n_features) if self.max_evals == "auto"
-                     else int(self.max_evals))
-        method = self._method_for(max_evals, n_features)
-        rng = check_random_state(self.random_state)
-        split_seed, model_seed, sampling_seed = (int(s) for s in
-                                                 rng.randint(np.iinfo(np.int32).max, size=3))
+
+    def _prepared_estimator(self, model_seed):
+        """The estimator (a clone unless ``prefit``), seeded where its random_state is
+        None: a deterministic model makes v a function of the coalition."""
         estimator = self.estimator if self.prefit else clone(self.estimator)
         params = estimator.get_params() if hasattr(estimator, "get_params") else {}
         if not self.prefit and "random_state" in params and params["random_state"] is None:
-            # A deterministic model makes v a function of the coalition.
             estimator.set_params(random_state=model_seed)
-        # Features go to the model as given: a DataFrame keeps its column names.
-        X_model = X if hasattr(X, "iloc") else X_checked
-        y_model = y_checked
+        return estimator
+
+    def _splits(self, X_checked, y, split_seed):
+        """[(train, valid)] row indices: all rows twice with ``prefit``, one split of
+        ``validation_size``, or the folds of ``cv``."""
+        n_samples = X_checked.shape[0]
         if self.prefit:
-            splits = [(np.arange(n_samples), np.arange(n_samples))]
-        elif self.cv is None:
-            splits = [self._split(np.arange(n_samples), y_model, split_seed)]
-        else:
-            folds = check_cv(self.cv, y_model, classifier=is_classifier(self.estimator))
-            splits = list(folds.split(X_checked, y_model))
-        all_fit_params = fit_params
-        train = splits[0][0]
-        X_train, y_train = _rows(X_model, train), y_model[train]
-        # every fit is on the training rows, so per-row fit params (sample_weight) are too
-        fit_params = check_method_params(X_checked, all_fit_params, indices=train)
+            return [(np.arange(n_samples), np.arange(n_samples))]
+        if self.cv is None:
+            return [self._split(np.arange(n_samples), y, split_seed)]
+        folds = check_cv(self.cv, y, classifier=is_classifier(self.estimator))
+        return list(folds.split(X_checked, y))
 
-        def fold(index):
-            """Rows, targets and fit params of fold ``index``: (train, valid) parts."""
-            tr, va = splits[index]
-            return (_rows(X_model, tr), _rows(X_model, va), y_model[tr], y_model[va],
-                    check_method_params(X_checked, all_fit_params, indices=tr), tr, va)
+    def _resolve_importance(self, estimator, folds, max_evals, method, seed):
+        """(importance, max_evals, method, fitted, explainer): ``importance="auto"``
+        resolved, with the budget it leaves and what it fitted on the first training
+        split (else None) to keep.
 
-        self.k_ = k
-        self.result_ = None
-        importance, explainer, fitted = self.importance, None, None
-        if importance == "auto":
-            if not self.prefit and codec is None and not fit_params \
-                    and _lsspa_applies(estimator, "refit", self.scoring):
-                importance = "refit"
-            else:
-                # fitted once here, and kept for whichever game is played
-                start = time.perf_counter()
-                fitted = (estimator if self.prefit
-                          else _fit_on_frame(clone(estimator), codec, X_train, y_train,
-                                             **fit_params))
-                evaluation_seconds = time.perf_counter() - start
-                self._check_missing_values(fitted, X_checked, codec)
-                if not self.prefit:  # one game evaluation: a fit and a validation score
-                    start = time.perf_counter()
-                    check_scoring(fitted, scoring=self.scoring)(
-                        fitted, _rows(X_model, splits[0][1]), y_model[splits[0][1]])
-                    evaluation_seconds += time.perf_counter() - start
-                try:
-                    explainer = self._explainer(fitted, X_train, sampling_seed)
-                except ValueError:  # not explainable as given: a game that needs no explainer
-                    explainer = None
-                if explainer is not None and explainer.method_ in ("tree", "linear"):
-                    importance = "mean_abs_shap"
-                elif self.prefit:
-                    importance, explainer = "performance", None
-                else:
-                    importance, explainer = "refit", None
-                    if self.max_evals == "auto":
-                        affordable = int(AUTO_REFIT_SECONDS
-                                         / max(evaluation_seconds, 1e-6))
-                        max_evals = max(2 * (n_features + 1), min(max_evals, affordable))
-                        method = self._method_for(max_evals, n_features)
-        self.importance_ = importance
-        self.max_evals_ = max_evals
+        LS-SPA where it applies; else the model is fitted once, and timed: a tree or
+        linear explainer gives "mean_abs_shap", ``prefit`` "performance", and otherwise
+        "refit" within about ``AUTO_REFIT_SECONDS`` of evaluations.
+        """
+        if self.importance != "auto":
+            return self.importance, max_evals, method, None, None
+        first = folds[0]
+        if not self.prefit and folds.codec is None and not first.fit_params \
+                and lsspa_applies(estimator, "refit", self.scoring):
+            return "refit", max_evals, method, None, None
+        fitted, evaluation_seconds = self._timed_evaluation(estimator, folds)
+        try:
+            explainer = fitted_explainer(self, fitted, first.X_train, seed)
+        except ValueError:  # not explainable as given: a game that needs no explainer
+            explainer = None
+        if explainer is not None and explainer.method_ in ("tree", "linear"):
+            return "mean_abs_shap", max_evals, method, fitted, explainer
+        if self.prefit:
+            return "performance", max_evals, method, fitted, None
+        if self.max_evals == "auto":
+            n_features = folds.X_checked.shape[1]
+            affordable = int(AUTO_REFIT_SECONDS / max(evaluation_seconds, 1e-6))
+            max_evals = max(2 * (n_features + 1), min(max_evals, affordable))
+            method = self._method_for(max_evals, n_features)
+        return "refit", max_evals, method, fitted, None
+
+    def _timed_evaluation(self, estimator, folds):
+        """(the model fitted on the first training split, seconds of one game evaluation:
+        that fit and its validation score); with ``prefit`` the estimator, unscored."""
+        first = folds[0]
+        start = time.perf_counter()
+        fitted = (estimator if self.prefit
+                  else folds.fit_model(clone(estimator), first.X_train, first.y_train,
+                                       **first.fit_params))
+        evaluation_seconds = time.perf_counter() - start
+        folds.check_missing_values(fitted)
+        if not self.prefit:  # one game evaluation: a fit and a validation score
+            start = time.perf_counter()
+            check_scoring(fitted, scoring=self.scoring)(fitted, first.X_valid, first.y_valid)
+            evaluation_seconds += time.perf_counter() - start
+        return fitted, evaluation_seconds
+
+    def _warn_not_certified(self, k, importance, stacklevel):
+        """ConvergenceWarning: the PAC rule does not hold for the selection."""
         if importance == "mean_abs_shap":
-            results = []
-            for index in range(len(splits)):
-                X_tr, X_va, y_tr, _, params, _, _ = fold(index)
-                if index > 0 or explainer is None:
-                    model = estimator if self.prefit else _fit_on_frame(
-                        clone(estimator), codec, X_tr, y_tr, **params)
-                    self._check_missing_values(model, X_checked, codec)
-                    explainer = self._explainer(model, X_tr, sampling_seed)
-                if index == 0:
-                    self.estimator_ = explainer.estimator  # fitted
-                results.append(self._mean_abs_shap(explainer, X_va))
-            values, std = _pooled([r[0] for r in results], [r[1] for r in results])
-            half = self._z(values.shape[0]) * std
-            self._store(values, std, np.column_stack([values - half, values + half]),
-                        sum(r[2] for r in results), None, "mean_abs_shap")
-        elif codec is None and _lsspa_applies(estimator, importance, self.scoring):
-            if fit_params:
-                raise ValueError(
-                    f"fit params {sorted(fit_params)} cannot be used with "
-                    f"importance='refit' and {type(estimator).__name__}: its Shapley values "
-                    "come from LS-SPA's own least squares, not from fits of the estimator. "
-                    "Wrap it in a Pipeline to refit it on column subsets with them (e.g. "
-                    "make_pipeline(Ridge()) with ridge__sample_weight), or use "
-                    "importance='performance' or 'mean_abs_shap'.")
-            self.estimator_ = estimator.fit(X_train, y_train)
-            results = [self._lsspa(estimator, *fold(index)[:4], sampling_seed)
-                       for index in range(len(splits))]
-            values, std = _pooled([r.attribution for r in results],
-                                  [r.std_errors for r in results])
-            half = self._z(values.shape[0]) * std
-            p = values.shape[0]
-            self._store(values, std, np.column_stack([values - half, values + half]),
-                        sum(2**p if r.method == "exact" else r.n_samples * p
-                            for r in results),
-                        None, f"lsspa_{results[0].method}")
+            source, remedy = ("over the explained validation rows", "epsilon, or use "
+                              "cv= to average more rows,")
         else:
-            if importance == "refit":
-                self.estimator_ = fitted if fitted is not None else _fit_on_frame(
-                    clone(estimator), codec, X_train, y_train, **fit_params)
-                self._check_missing_values(self.estimator_, X_checked, codec)
-                games = []
-                for index in range(len(splits)):
-                    X_tr, X_va, y_tr, y_va, params, _, _ = fold(index)
-                    games.append(RefitGame(estimator, X_tr, y_tr, X_va, y_va,
-                                           scoring=self.scoring, n_jobs=self.n_jobs,
-                                           fit_params=params))
-            else:
-                self.estimator_ = (fitted if fitted is not None
-                                   else estimator if self.prefit
-                                   else _fit_on_frame(estimator, codec, X_train, y_train,
-                                                      **fit_params))
-                self._check_missing_values(self.estimator_, X_checked, codec)
-                games = []
-                for index in range(len(splits)):
-                    X_tr, _, y_tr, y_va, params, tr, va = fold(index)
-                    model = self.estimator_ if index == 0 else _fit_on_frame(
-                        clone(estimator), codec, X_tr, y_tr, **params)
-                    # masked rows are mixed as numbers (codes for non-numeric columns),
-                    # and the model is called on what they stand for
-                    background = X_checked[tr]
-                    if background.shape[0] > self.background:
-                        rows = np.sort(np.random.RandomState(split_seed).choice(
-                            background.shape[0], self.background, replace=False))
-                        background = background[rows]
-                    games.append(PerformanceGame(
-                        model, X_checked[va], y_va, background, scoring=self.scoring,
-                        decode=model_rows(getattr(self, "feature_names_in_", None), codec)))
-            game = games[0] if len(games) == 1 else _FoldAverage(games)
-            self._fit_game(game, k, method, max_evals, sampling_seed)
-        if self.cv is not None:  # the model kept is fitted on every row, as RFECV's
-            self.estimator_ = _fit_on_frame(clone(estimator), codec, X_model, y_model,
-                                            **all_fit_params)
-        self._set_selection()
-        if not self.converged_:
-            if importance == "mean_abs_shap":
-                source, remedy = ("over the explained validation rows", "epsilon, or use "
-                                  "cv= to average more rows,")
-            else:
-                source = f"of {self.n_evaluations_} evaluations, method_={self.method_!r}"
-                remedy = "max_evals or epsilon"
-            warnings.warn(
-                f"The top {k} features are not certified: the intervals of the features "
-                f"at the cut overlap by more than epsilon={self.epsilon} at "
-                f"delta={self.delta} (PAC rule, importance={importance!r}, intervals "
-                f"{source}). The selection is the best estimate; increase {remedy} to "
-                "certify it.", ConvergenceWarning, stacklevel=4)
-        return self
+            source = f"of {self.n_evaluations_} evaluations, method_={self.method_!r}"
+            remedy = "max_evals or epsilon"
+        warnings.warn(
+            f"The top {k} features are not certified: the intervals of the features "
+            f"at the cut overlap by more than epsilon={self.epsilon} at "
+            f"delta={self.delta} (PAC rule, importance={importance!r}, intervals "
+            f"{source}). The selection is the best estimate; increase {remedy} to "
+            "certify it.", ConvergenceWarning, stacklevel=stacklevel)
 
     def _method_for(self, max_evals, n_features):
         """The top-k method for a budget: enumeration whenever it fits."""
@@ -609,13 +522,6 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
                 "evaluations; increase max_evals or use method='cmcs_at_k'."
             )
         return "exact"
-
-    def _check_missing_values(self, estimator, X_checked, codec):
-        """NaN that reaches a step of the fitted ``estimator`` refusing it is said here,
-        naming the columns, not later as a failed score."""
-        decode = model_rows(getattr(self, "feature_names_in_", None), codec)
-        check_missing_values_taken(estimator, lambda rows: estimator.predict(decode(rows)),
-                                   X_checked, "X")
 
     def _resolve_k(self, n_features):
         if isinstance(self.k, Integral):
@@ -661,69 +567,15 @@ class TopKShapleySelector(SelectorMixin, BaseEstimator):
             # Too few rows of a class for a stratified split of this size.
             return train_test_split(index, test_size=self.validation_size, random_state=seed)
 
-    def _fit_game(self, game, k, method, max_evals, seed):
-        warm_up = 30 * (game.n_players + 1)
-        if method in ("cmcs_at_k", "greedy_cmcs") and max_evals <= warm_up:
-            # Below the warm-up of 30 full rounds the adaptive methods are plain CMCS.
-            warnings.warn(
-                f"max_evals={max_evals} is within the warm-up of method={method!r} "
-                f"(30 rounds of {game.n_players + 1} evaluations = {warm_up}), so it runs "
-                "as plain CMCS and cannot certify the set; increase max_evals.",
-                BudgetWarning, stacklevel=5)  # _fit_game, _fit, fit, fit_context, caller
-        with tqdm(total=max_evals, disable=not self.progress, desc="Evaluating coalitions",
-                  unit="eval") as bar:
-            played = _ProgressGame(game, bar) if self.progress else game
-            result = topk_shapley(played, k, method=method, budget=max_evals, pac_stop=True,
-                                  delta=self.delta, epsilon=self.epsilon, random_state=seed)
-        self._store(result.values, result.std_errors, result.confidence_intervals,
-                    result.n_evaluations, result.pac_satisfied, result.method)
-        self.result_ = result
-
-    def _lsspa(self, estimator, X_train, X_valid, y_train, y_valid, seed):
-        """LS-SPA values of one split (exact up to ``_LSSPA_EXACT_MAX`` features)."""
-        params = estimator.get_params()
-        p = np.shape(X_train)[1]
-        return lsspa(np.asarray(X_train, dtype=np.float64),
-                     np.asarray(X_valid, dtype=np.float64),
-                     np.asarray(y_train, dtype=np.float64),
-                     np.asarray(y_valid, dtype=np.float64),
-                     alpha=float(params.get("alpha", 0.0)),
-                     center=bool(params.get("fit_intercept", True)),
-                     method="exact" if p <= _LSSPA_EXACT_MAX else "permutation",
-                     random_state=seed)
-
-    def _explainer(self, estimator, X_train, seed):
-        """A ShapleyExplainer of the fitted ``estimator`` on training background rows."""
-        background = min(self.background, np.shape(X_train)[0])
-        explainer = ShapleyExplainer(estimator, prefit=True, background=background,
-                                     n_jobs=self.n_jobs, random_state=seed,
-                                     progress=self.progress)
-        return explainer.fit(X_train)
-
-    def _mean_abs_shap(self, explainer, X_valid):
-        """(mean |phi| per feature, its standard error, evaluations) over up to
-        ``_SHAP_ROWS`` validation rows."""
-        rows = X_valid.iloc[:_SHAP_ROWS] if hasattr(X_valid, "iloc") else X_valid[:_SHAP_ROWS]
-        explanation = explainer.explain(rows)
-        magnitudes = np.abs(np.asarray(explanation.values, dtype=np.float64))
-        if magnitudes.ndim == 3:  # several outputs: average their magnitudes
-            magnitudes = magnitudes.mean(axis=2)
-        values = magnitudes.mean(axis=0)
-        n_rows = magnitudes.shape[0]
-        # The spread over the explained rows (the sampling of rows dominates the error).
-        std = (magnitudes.std(axis=0, ddof=1) / np.sqrt(n_rows) if n_rows > 1
-               else np.full_like(values, np.inf))
-        return values, std, int(np.sum(explanation.n_evaluations))
-
-    def _z(self, n_features):
-        return bonferroni_z(self.delta, n_features)
-
-    def _store(self, values, std_errors, intervals, n_evaluations, converged, method):
-        self.shapley_values_ = np.asarray(values, dtype=np.float64)
-        self.std_errors_ = np.asarray(std_errors, dtype=np.float64)
-        self.confidence_intervals_ = np.asarray(intervals, dtype=np.float64)
-        self.n_evaluations_ = int(n_evaluations)
-        self.method_ = method
+    def _store(self, found: Importance):
+        self.estimator_ = found.estimator
+        self.result_ = found.result
+        self.shapley_values_ = np.asarray(found.values, dtype=np.float64)
+        self.std_errors_ = np.asarray(found.std_errors, dtype=np.float64)
+        self.confidence_intervals_ = np.asarray(found.intervals, dtype=np.float64)
+        self.n_evaluations_ = int(found.n_evaluations)
+        self.method_ = found.method
+        converged = found.converged
         if converged is None:
             converged = self._pac_holds()
         self.converged_ = bool(converged)

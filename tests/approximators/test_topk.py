@@ -264,3 +264,28 @@ def test_regression_method_spends_the_budget_and_finds_the_set():
         assert result.method == "regression"
         hits += result.top_k.tolist() == [0, 1, 2]
     assert hits >= 36
+
+
+def test_the_warm_up_is_min_samples_full_cmcs_rounds():
+    # CMCS_WARM_UP_ROUNDS full rounds of n + 1 evaluations (v(S) and n toggles) before
+    # CMCS@K turns to the pair at the cut: a budget that ends inside it spends it all.
+    from skshapley.approximators import CMCS_WARM_UP_ROUNDS, cmcs_warm_up_evaluations
+
+    n = 6
+    assert cmcs_warm_up_evaluations(n) == CMCS_WARM_UP_ROUNDS * (n + 1)
+    budget = cmcs_warm_up_evaluations(n) // 2
+    result = topk_shapley(AdditiveGame(np.arange(n, dtype=float)), 2, budget=budget,
+                          random_state=0)
+    assert result.n_evaluations == budget
+    assert not result.pac_satisfied  # no player has min_samples observations yet
+
+
+def test_public_pac_helpers():
+    from skshapley.approximators import bonferroni_z, order_players, pac_rule_holds
+
+    values = np.array([0.3, 0.9, 0.3, 0.1])
+    assert order_players(values).tolist() == [1, 0, 2, 3]  # ties: lower index first
+    assert bonferroni_z(0.01, 4) > bonferroni_z(0.01, 1)
+    assert pac_rule_holds(values, values, values, 2, 0.0)  # 0.3 vs 0.3: within epsilon 0
+    assert not pac_rule_holds(values, values - 0.1, values + 0.1, 2, 0.0)
+    assert pac_rule_holds(values, values - 0.1, values + 0.1, 4, 0.0)  # k = everyone

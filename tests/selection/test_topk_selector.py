@@ -593,3 +593,20 @@ def test_cross_fitted_errors_count_the_spread_of_the_folds(linear_data):
     # exact LS-SPA has no error of its own: with folds the error is their spread
     assert np.all(one.std_errors_ == 0) and np.all(five.std_errors_ > 0)
     assert five.importance_ == "refit" and five.method_ == "lsspa_exact"
+
+
+def test_the_auto_budget_and_the_warm_up_warning_share_the_cmcs_warm_up(linear_data):
+    from skshapley.approximators import CMCS_WARM_UP_ROUNDS, cmcs_warm_up_evaluations
+    from skshapley.exceptions import BudgetWarning
+    from skshapley.selection import default_max_evals
+
+    assert default_max_evals(40) == 2 * cmcs_warm_up_evaluations(40)
+    X, y = linear_data  # 10 features: a warm-up of 30 rounds of 11 evaluations
+    warm_up = cmcs_warm_up_evaluations(X.shape[1])
+    message = (f"{CMCS_WARM_UP_ROUNDS} rounds of {X.shape[1] + 1} evaluations = "
+               f"{warm_up}")
+    with pytest.warns(BudgetWarning, match=message) as record:
+        TopKShapleySelector(DecisionTreeRegressor(max_depth=2), importance="refit", k=2,
+                            max_evals=warm_up, random_state=0).fit(X, y)
+    # the warning points at the caller of fit
+    assert [w.filename for w in record if w.category is BudgetWarning] == [__file__]
