@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from skshapley.games import NamedRows
-from skshapley.utils import missing_value_support, validate_params
+from skshapley.utils import missing_value_support
 
 
 def _is_plain_numeric(dtype) -> bool:
@@ -283,8 +283,6 @@ def in_fitted_order(estimator, names):
     return [names[position[name]] for name in fitted]
 
 
-@validate_params({"feature_names": ["array-like", None], "codec": [ColumnCodec, None]},
-                 prefer_skip_nested_validation=True)
 def model_rows(feature_names, codec):
     """Float rows -> the input the model takes: the DataFrame the codes stand for (with a
     codec), a DataFrame with the fitted names, or the rows themselves."""

@@ -212,14 +212,17 @@ def explain_with_trees(ensemble, matrix, X, background, feature_perturbation, mo
     interventional = feature_perturbation == "interventional"
     rows = tree_rows(ensemble, X, model_rows)
     background = tree_rows(ensemble, background, model_rows) if interventional else None
+    # The public functions without their parameter checks (``__wrapped__``): the
+    # explainer has checked these inputs, and scikit-learn's validate_params took 40 % of
+    # a one-row path-dependent call (0.18 of 0.42 ms, HistGradientBoosting on diabetes).
     if groups is not None:
-        result = grouped_tree_shap(groups, rows, background=background,
-                                   feature_perturbation=feature_perturbation,
-                                   interactions=interactions)
+        result = grouped_tree_shap.__wrapped__(groups, rows, background=background,
+                                               feature_perturbation=feature_perturbation,
+                                               interactions=interactions)
     else:
-        result = tree_shap(ensemble, rows, background=background,
-                           feature_perturbation=feature_perturbation,
-                           interactions=interactions)
+        result = tree_shap.__wrapped__(ensemble, rows, background=background,
+                                       feature_perturbation=feature_perturbation,
+                                       interactions=interactions)
     values = result.values @ matrix.T
     base = result.base_values @ matrix.T
     inter = None if result.interactions is None else result.interactions @ matrix.T
