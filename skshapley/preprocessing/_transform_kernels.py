@@ -12,10 +12,11 @@ mean of the references of its first and last copy), and for each gap between two
 slope and end references of numpy's segment.
 
 A value's distinct quantile is found from a table of cells on the order keys of the
-values (as :func:`skshapley.sketch._cdf_kernels.count_plan`: monotone, a cell is a
-fraction of a binade, offset columns are zoomed into), then a short scan: no binary
-search over 1000 quantiles, and no equal-width table, which failed on heavy tails (a
-4096-bucket table put most of lognormal(0, 2) in its first bucket: 0.7x sklearn's speed).
+values (:mod:`skshapley.sketch._cells`, as the CDF sketch's counting pass: monotone, a
+cell is a fraction of a binade, offset columns are zoomed into), then a short scan: no
+binary search over 1000 quantiles, and no equal-width table, which failed on heavy tails
+(a 4096-bucket table put most of lognormal(0, 2) in its first bucket: 0.7x sklearn's
+speed).
 
 The kernels are serial ``nogil`` functions of a range of parts that
 :func:`skshapley.backends._numba_runtime.run_parts` spreads over threads; every part
@@ -26,21 +27,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from skshapley.sketch._cdf_kernels import _mapped_keys, order_keys
+from skshapley.sketch._cells import (
+    cell_map,
+    cells_for,
+    chunk_rows,
+    column_part,
+    first_of_cells,
+    key_cell,
+    load_rows,
+    numba_build,
+    run_serial,
+)
 
 __all__ = ["interp_table", "transform_columns"]
 
-# Cells of a column's lookup table: up to 65,536 (a 128 KiB table of uint16; per 1e6
-# values 4.3 ms on normal, 7.5 ms on a 5-mode mixture, against 12.8 and 20.7 ms with
-# 4,096), fewer for many columns, all tables together within TABLE_ENTRIES.
-MAX_CELLS = 1 << 16
-MIN_CELLS = 1 << 12
-TABLE_ENTRIES = 1 << 22
 BLOCK = 2048
 BUFFER = 1 << 18  # values of a row-major X copied to a column-major buffer at a time
 PART = 1 << 15  # values per part at least, so that threads can share the work
 MAX_PARTS = 64
-_SIGN = np.uint64(1 << 63)
 
 
 def interp_table(quantiles, references, threshold=None, n_cells=None):
@@ -52,14 +56,11 @@ def interp_table(quantiles, references, threshold=None, n_cells=None):
     with ``v - threshold < quantiles[0]`` maps to ``references[0]``, else one with ``v +
     threshold > quantiles[-1]`` to ``references[-1]``; without it (uniform output) the
     rule is ``v == quantiles[0]``, else ``v == quantiles[-1]``. ``n_cells`` (a power of
-    two) defaults to ``MAX_CELLS``, less where ``d`` tables would exceed
-    ``TABLE_ENTRIES`` entries.
+    two) defaults to :func:`~skshapley.sketch._cells.cells_for` ``d`` columns.
     """
     m, d = quantiles.shape
     if n_cells is None:
-        n_cells = MAX_CELLS
-        while n_cells > MIN_CELLS and n_cells * d > TABLE_ENTRIES:
-            n_cells //= 2
+        n_cells = cells_for(d)
     rows = []
     for j in range(d):
         xp = quantiles[:, j]
@@ -94,22 +95,9 @@ def interp_table(quantiles, references, threshold=None, n_cells=None):
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             # numpy's slope of the segment from the last copy of each distinct quantile
             slope[j, :r - 1] = (fp[inner + 1] - fp[inner]) / (values[1:] - values[:-1])
-        nonzero = np.abs(values[values != 0])
-        tiny = max(float(nonzero.min()) / 2 if nonzero.size else 0.0, 5e-324)
-        lo, hi = order_keys(np.array([-tiny, tiny]))
-        band_low[j], band_width[j] = lo, hi - lo
-        mapped = _mapped_keys(order_keys(values), lo, hi - lo)
-        origin[j] = mapped[0]
-        span = int(mapped[-1] - mapped[0])
-        s = 0
-        while (span >> s) >= n_cells:
-            s += 1
-        shift[j] = s
-        cells = ((mapped - mapped[0]) >> np.uint64(s)).astype(np.int64)
-        # first[g]: the number of distinct quantiles in the cells before g, i.e. k for
-        # the cells after that of quantile k - 1 up to that of quantile k
-        lengths = np.diff(np.concatenate([[-1], cells, [n_cells - 1]]))
-        first[j, :n_cells] = np.repeat(np.arange(r + 1), lengths)
+        band_low[j], band_width[j], origin[j], shift[j], cells = cell_map(values, n_cells)
+        # first[g]: the number of distinct quantiles in the cells before g
+        first[j, :n_cells] = first_of_cells(cells, n_cells)
         first[j, n_cells] = r
     return {"u": u, "at": at, "low_ref": low_ref, "high_ref": high_ref, "slope": slope,
             "size": size, "tied": tied, "band_low": band_low, "band_width": band_width,
@@ -117,17 +105,6 @@ def interp_table(quantiles, references, threshold=None, n_cells=None):
             "ends": np.array([references[0], references[-1]], dtype=np.float64),
             "threshold": (np.full(d, -1.0) if threshold is None else
                           np.asarray(threshold, dtype=np.float64).reshape(d))}
-
-
-def _cell(v, bits, band_low, band_width, origin, shift, n_cells):
-    """A value's cell (see :func:`interp_table`); NaN gets ``n_cells``."""
-    key = bits ^ (np.uint64(np.int64(bits) >> np.int64(63)) | _SIGN)
-    top = band_low + band_width
-    key = key if key <= band_low else (band_low if key <= top else key - band_width)
-    rel = (key - origin) >> shift if key >= origin else np.uint64(0)
-    last = np.uint64(n_cells - 1)
-    rel = rel if rel < last else last
-    return np.int32(n_cells) if v != v else np.int32(rel)
 
 
 def _transform_values(values, bits, out, cells, j, u, at, low_ref, high_ref, slope, size,
@@ -138,7 +115,7 @@ def _transform_values(values, bits, out, cells, j, u, at, low_ref, high_ref, slo
     blow, bwidth, org = band_low[j], band_width[j], origin[j]
     sh = np.uint64(shift[j])
     for i in range(values.shape[0]):
-        cells[i] = _cell(values[i], bits[i], blow, bwidth, org, sh, n_cells)
+        cells[i] = key_cell(values[i], bits[i], blow, bwidth, org, sh, n_cells)
     uj = u[j]
     fj = first[j]
     r = size[j]
@@ -216,13 +193,10 @@ def _transform_columns(Xt, Xt_bits, outT, u, at, low_ref, high_ref, slope, size,
     """Transform ``Xt`` ``(d, n)`` (columns contiguous) into ``outT`` in ``d * n_chunks``
     parts (column ``part // n_chunks``, row chunk ``part % n_chunks``), this call doing
     ``part_lo .. part_hi - 1``."""
-    d, n = Xt.shape
     cells = np.empty(BLOCK, dtype=np.int32)
     for part in range(part_lo, part_hi):
-        j = part // n_chunks
-        chunk = part % n_chunks
-        row1 = n * (chunk + 1) // n_chunks
-        for start in range(n * chunk // n_chunks, row1, BLOCK):
+        j, row0, row1 = column_part(part, n_chunks, Xt.shape[1])
+        for start in range(row0, row1, BLOCK):
             stop = min(row1, start + BLOCK)
             _transform_values(Xt[j, start:stop], Xt_bits[j, start:stop],
                               outT[j, start:stop], cells, j, u, at, low_ref, high_ref,
@@ -245,13 +219,9 @@ def _transform_rows(X, X_bits, out, u, at, low_ref, high_ref, slope, size, tied,
     result = np.empty((d, span + 8))
     cells = np.empty(BLOCK, dtype=np.int32)
     for chunk in range(chunk_lo, chunk_hi):
-        row1 = n * (chunk + 1) // n_chunks
-        for start in range(n * chunk // n_chunks, row1, span):
-            rows = X[start:min(row1, start + span)]
-            m = rows.shape[0]
-            for i in range(m):
-                for j in range(d):
-                    block[j, i] = rows[i, j]
+        row0, row1 = chunk_rows(chunk, n_chunks, n)
+        for start in range(row0, row1, span):
+            m = load_rows(X, start, min(row1, start + span), block)
             for j in range(d):
                 for sub in range(0, m, BLOCK):
                     top = min(m, sub + BLOCK)
@@ -270,20 +240,15 @@ _BUILDS = {}
 
 def _kernels():
     if not _BUILDS:
-        import types
-
-        from numba import njit
-
-        options = {"cache": True, "nogil": True}
         namespace = dict(_transform_values.__globals__)
-        # inlined: a call in the cell loop keeps it from vectorising
-        namespace["_cell"] = njit(inline="always", **options)(_cell)
-        values = njit(**options)(types.FunctionType(_transform_values.__code__, namespace,
-                                                    "_transform_values"))
-        namespace["_transform_values"] = values
+        # key_cell inlined: a call in the cell loop keeps it from vectorising;
+        # load_rows not (numba's inlining of it cost 5-10%)
+        namespace.update(key_cell=numba_build(key_cell, inline="always"),
+                         load_rows=numba_build(load_rows), chunk_rows=numba_build(chunk_rows),
+                         column_part=numba_build(column_part))
+        namespace["_transform_values"] = numba_build(_transform_values, namespace)
         _BUILDS["rows"], _BUILDS["columns"] = (
-            njit(**options)(types.FunctionType(f.__code__, namespace, f.__name__))
-            for f in (_transform_rows, _transform_columns))
+            numba_build(f, namespace) for f in (_transform_rows, _transform_columns))
     return _BUILDS["rows"], _BUILDS["columns"]
 
 
@@ -294,9 +259,7 @@ def transform_columns(X, table, run=None):
     n, d = X.shape
     if n == 0 or d == 0:
         return X
-    if run is None:
-        def run(call, n_parts, work):
-            call(0, n_parts)
+    run = run_serial if run is None else run
     rows_kernel, columns_kernel = _kernels()
     args = tuple(table[name] for name in ("u", "at", "low_ref", "high_ref", "slope",
                                           "size", "tied", "band_low", "band_width",
@@ -305,19 +268,17 @@ def transform_columns(X, table, run=None):
     n_chunks = max(1, min(MAX_PARTS, n * d // PART))
     work = n * d // 4  # run_parts' units of about 30 ns; a value costs about 8 ns
     if X.flags.f_contiguous or d == 1:
-        Xt = X.T if X.flags.f_contiguous else X.reshape(1, n)
+        data = X.T if X.flags.f_contiguous else X.reshape(1, n)
         n_chunks = max(1, -(-n_chunks // d))
-        bits = Xt.view(np.uint64)
-
-        def call(lo, hi):
-            columns_kernel(Xt, bits, Xt, *args, n_chunks, lo, hi)
-        run(call, d * n_chunks, work)
-        return X
-    if not X.flags.c_contiguous:
+        kernel, n_calls = columns_kernel, d * n_chunks
+    elif X.flags.c_contiguous:
+        data = X
+        kernel, n_calls = rows_kernel, n_chunks
+    else:
         raise ValueError("transform_columns needs a C- or F-contiguous X.")
-    bits = X.view(np.uint64)
+    bits = data.view(np.uint64)
 
     def call(lo, hi):
-        rows_kernel(X, bits, X, *args, n_chunks, lo, hi)
-    run(call, n_chunks, work)
+        kernel(data, bits, data, *args, n_chunks, lo, hi)
+    run(call, n_calls, work)
     return X

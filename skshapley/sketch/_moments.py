@@ -12,15 +12,21 @@ gives the same state to round-off; the exact tables and the atoms merge exactly.
 
 from __future__ import annotations
 
-import io
 import math
 from functools import lru_cache
-from numbers import Integral
 
 import numpy as np
 
 from skshapley.backends import get_backend
-from skshapley.backends._numpy import N_MOMENT_FIELDS, _unit_exponent
+from skshapley.backends.sketch._numpy import N_MOMENT_FIELDS, _unit_exponent
+from skshapley.sketch._base import (
+    INF_MESSAGE,
+    BaseSketch,
+    Reader,
+    check_int,
+    exact_table,
+    merge_exact_table,
+)
 from skshapley.utils._state import restored_on_failure
 
 __all__ = ["MomentSketch", "binomial_table"]
@@ -30,7 +36,6 @@ CHUNK_ROWS = 65_536
 # passes), so that a long single column is not split into many merges whose fixed cost
 # (about 0.4 ms each) would dominate; measured 2x on one 1e6-value column.
 CHUNK_VALUES = 2**20
-_MAGIC = b"SKMS1"
 _TRANSFORMS = ("none", "arcsinh")
 _SUMMATIONS = ("central", "naive")
 
@@ -67,37 +72,6 @@ def _binomial_uncached(n):
     return np.array(table, dtype=np.float64)
 
 
-def _check_int(value, name, low, high):
-    if isinstance(value, bool) or not isinstance(value, Integral) or not low <= value <= high:
-        raise ValueError(f"{name}={value!r} is invalid: it must be an integer in "
-                         f"[{low}, {high}].")
-    return int(value)
-
-
-def check_bounds(bounds, d):
-    """Refuse ``bounds`` (or None) that are not d finite (low, high) pairs, low < high."""
-    if bounds is not None and (bounds.shape != (d, 2) or not np.all(np.isfinite(bounds))
-                               or not np.all(bounds[:, 1] > bounds[:, 0])):
-        raise ValueError(f"bounds must be finite (low, high) pairs with low < high, "
-                         f"of shape ({d}, 2); got {bounds.tolist()!r}.")
-
-
-def merge_exact_table(ta, tb, n_rows, exact_threshold, small_n):
-    """The exact value table of two merged sketches of one column (None once either has
-    none, or once it outgrows ``exact_threshold`` distinct values past ``small_n`` rows)."""
-    if ta is None or tb is None:
-        return None
-    table = dict(ta)
-    for value, weight in tb.items():
-        table[value] = table.get(value, 0.0) + weight
-    if len(table) > exact_threshold and n_rows > small_n:
-        return None
-    return table
-
-
-_INF_MESSAGE = "X contains infinity: only finite values and NaN (skipped) are accepted."
-
-
 def update_together(sketches, X, w):
     """Add the validated rows ``X`` (weights ``w``) to several sketches of the same
     columns: each chunk is transposed once for all of them, and nothing merges until
@@ -106,11 +80,7 @@ def update_together(sketches, X, w):
     d = X.shape[1]
     with restored_on_failure(*sketches):
         for sketch in sketches:
-            if sketch.n_features is None:
-                if sketch.bounds is not None and sketch.bounds.shape[0] != d:
-                    raise ValueError(f"bounds has {sketch.bounds.shape[0]} rows but X has "
-                                     f"{d} features.")
-                sketch._allocate(d)
+            sketch._begin(d)
         rows = max(CHUNK_ROWS, CHUNK_VALUES // max(d, 1))
         parts = [[] for _ in sketches]
         for start in range(0, X.shape[0], rows):
@@ -121,7 +91,7 @@ def update_together(sketches, X, w):
         if any(np.isinf(part.min[part.n_rows > 0]).any()
                or np.isinf(part.max[part.n_rows > 0]).any()
                for done in parts for part in done):
-            raise ValueError(_INF_MESSAGE)
+            raise ValueError(INF_MESSAGE)
     # merging updates arrays in place, which restored_on_failure could not undo, so it
     # runs only after every chunk has passed
     for sketch, done in zip(sketches, parts, strict=True):
@@ -129,7 +99,7 @@ def update_together(sketches, X, w):
             sketch._merge_state(part)
 
 
-class MomentSketch:
+class MomentSketch(BaseSketch):
     """Per-feature moment sketches of a stream of columns.
 
     Parameters
@@ -172,28 +142,28 @@ class MomentSketch:
     """
 
     kind = "moments"
+    _MAGIC = b"SKMS1"
+    _SETTINGS = ("order", "transform", "summation")
+    _ARRAYS = ("weight", "mean", "exp2", "m_hat", "power_sums", "min", "max", "w_at_min",
+               "w_at_max", "w_zero", "n_nan", "n_rows", "cos_sums")
+    # the skeleton's public methods, named here for the API pages (autodoc documents a
+    # class's own members)
+    update, merge, copy = BaseSketch.update, BaseSketch.merge, BaseSketch.copy
 
     def __init__(self, order=10, n_features=None, *, transform="none", summation="central",
                  exact_threshold=64, small_n=1000, bounds=None, backend=None):
-        self.order = _check_int(order, "order", 1, 40)
+        self.order = check_int(order, "order", 1, 40)
         if transform not in _TRANSFORMS:
             raise ValueError(f"transform={transform!r} is invalid: use one of {_TRANSFORMS}.")
         if summation not in _SUMMATIONS:
             raise ValueError(f"summation={summation!r} is invalid: use one of {_SUMMATIONS}.")
         self.transform = transform
         self.summation = summation
-        self.exact_threshold = _check_int(exact_threshold, "exact_threshold", 0, 2**31)
-        self.small_n = _check_int(small_n, "small_n", 0, 2**40)
-        self.backend = backend
-        self.bounds = None if bounds is None else np.asarray(bounds, dtype=np.float64)
-        self.n_features = None
-        if n_features is not None:
-            self._allocate(_check_int(n_features, "n_features", 1, 2**31))
+        super().__init__(n_features, exact_threshold=exact_threshold, small_n=small_n,
+                         bounds=bounds, backend=backend)
 
     # ------------------------------------------------------------------ state
-    def _allocate(self, d):
-        check_bounds(self.bounds, d)
-        self.n_features = d
+    def _allocate_fields(self, d):
         self.weight = np.zeros(d)
         self.mean = np.zeros(d)
         self.exp2 = np.zeros(d, dtype=np.int64)
@@ -206,73 +176,26 @@ class MomentSketch:
         self.w_zero = np.zeros(d)
         self.n_nan = np.zeros(d, dtype=np.int64)
         self.n_rows = np.zeros(d, dtype=np.int64)
-        self.exact = [{} for _ in range(d)]
         self.cos_sums = None if self.bounds is None else np.zeros((d, self.order))
 
-    def _fields(self):
-        return ("weight", "mean", "exp2", "m_hat", "power_sums", "min", "max", "w_at_min",
-                "w_at_max", "w_zero", "n_nan", "n_rows", "cos_sums")
-
-    def copy(self):
-        """A deep copy."""
-        new = MomentSketch.__new__(MomentSketch)
-        new.__dict__.update(self.__dict__)
-        if self.n_features is not None:
-            for name in self._fields():
-                value = getattr(self, name)
-                setattr(new, name, None if value is None else value.copy())
-            new.exact = [None if t is None else dict(t) for t in self.exact]
-        return new
-
-    @property
-    def is_empty(self):
-        return self.n_features is None or not np.any(self.weight > 0)
-
     # ----------------------------------------------------------------- update
-    def _validate(self, X, sample_weight):
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim == 1:
-            X = X[:, None] if (self.n_features in (None, 1)) else X[None, :]
-        if X.ndim != 2:
-            raise ValueError(f"X must be 1-D or 2-D; got an array of shape {X.shape}.")
-        if self.n_features is not None and X.shape[1] != self.n_features:
-            raise ValueError(f"X has {X.shape[1]} features, but this sketch has "
-                             f"n_features={self.n_features}.")
+    def _weights(self, X, sample_weight):
         # Without weights an infinity shows in the chunk kernels' min/max (checked before
         # anything merges, in update_together); a zero weight would hide it from them.
         if sample_weight is None:
-            w = np.ones(X.shape[0])
-        else:
-            if np.isinf(X).any():
-                raise ValueError(_INF_MESSAGE)
-            w = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
-            if w.shape[0] != X.shape[0]:
-                raise ValueError(f"sample_weight has {w.shape[0]} entries but X has "
-                                 f"{X.shape[0]} rows.")
-            if not np.all(np.isfinite(w)) or np.any(w < 0):
-                raise ValueError("sample_weight must be finite and non-negative; got "
-                                 f"min={np.nanmin(w) if w.size else None!r}.")
+            return np.ones(X.shape[0])
+        if np.isinf(X).any():
+            raise ValueError(INF_MESSAGE)
+        return super()._weights(X, sample_weight)
+
+    def _transformed(self, X):
         if self.transform == "arcsinh" and self.bounds is not None:
             # bounds are in transformed units; otherwise arcsinh is applied per chunk
             X = get_backend(self.backend).arcsinh(np.ascontiguousarray(X), np.empty(X.shape))
-        if self.bounds is not None and X.shape[0]:
-            d = X.shape[1]
-            low, high = self.bounds[:d, 0], self.bounds[:d, 1]
-            bad = (X < low) | (X > high)
-            if bad.any():
-                j = int(np.nonzero(bad.any(axis=0))[0][0])
-                raise ValueError(f"feature {j} has values outside bounds="
-                                 f"{self.bounds[j].tolist()}; widen bounds.")
-        return X, w
+        return X
 
-    def update(self, X, sample_weight=None):
-        """Add rows of ``X`` (``(n, n_features)``; a 1-D array is one feature).
-
-        The state is left unchanged if the input is rejected.
-        """
-        X, w = self._validate(X, sample_weight)
+    def _update(self, X, w):
         update_together([self], X, w)
-        return self
 
     def _summarise(self, cols, w):
         """A sketch of one chunk, given as contiguous columns ``(d, rows)`` that may be
@@ -322,54 +245,21 @@ class MomentSketch:
             ok = ~np.isnan(col) & (w > 0)
             col = col[ok]
             values, inverse = np.unique(col, return_inverse=True)
-            if values.size > self.exact_threshold and col.size > self.small_n:
+            if self._overflows(values.size, col.size):
                 part.exact[j] = None
                 continue
             weights = np.bincount(inverse, weights=w[ok], minlength=values.size)
-            part.exact[j] = dict(zip(values.tolist(), weights.tolist(), strict=True))
+            part.exact[j] = exact_table(values, weights)
         return part
 
     # ------------------------------------------------------------------ merge
-    def _check_compatible(self, other):
-        if not isinstance(other, MomentSketch):
-            kind = getattr(other, "kind", None)
-            what = type(other).__name__ + (f" (sketch={kind!r})" if kind else "")
-            raise TypeError(f"can only merge a MomentSketch (sketch='moments'), not a "
-                            f"{what}.")
-        for name in ("order", "transform", "summation"):
-            if getattr(self, name) != getattr(other, name):
-                raise ValueError(f"cannot merge sketches with {name}={getattr(self, name)!r} "
-                                 f"and {name}={getattr(other, name)!r}.")
-        if (self.bounds is None) != (other.bounds is None) or (
-                self.bounds is not None and not np.array_equal(self.bounds, other.bounds)):
-            raise ValueError("cannot merge sketches with different bounds.")
-        if self.n_features is not None and other.n_features is not None \
-                and self.n_features != other.n_features:
-            raise ValueError(f"cannot merge sketches with n_features={self.n_features} and "
-                             f"n_features={other.n_features}.")
-
-    def merge(self, other):
-        """Merge ``other`` into this sketch in place (Pébay, eq. 12) and return it."""
-        self._check_compatible(other)
-        if other.n_features is None:
-            return self
-        if self.n_features is None:
-            self.__dict__.update(other.copy().__dict__)
-            return self
-        self._merge_state(other)
-        return self
-
-    def __add__(self, other):
-        if not isinstance(other, MomentSketch):
-            return NotImplemented
-        return self.copy().merge(other)
-
     def _merge_state(self, b):
+        """Merge the state ``b`` in (Pébay, eq. 12): also each chunk of an update."""
         a = self
         if not np.any(a.weight > 0) and not any(a.exact) and not np.any(a.n_nan) \
                 and not np.any(a.n_rows):
             # empty state: take b's arrays (the first chunk of a stream)
-            for name in self._fields():
+            for name in self._ARRAYS:
                 value = getattr(b, name)
                 setattr(self, name, None if value is None else value.copy())
             self.exact = [None if t is None else dict(t) for t in b.exact]
@@ -425,36 +315,23 @@ class MomentSketch:
                       for j, (ta, tb) in enumerate(zip(a.exact, b.exact, strict=True))]
 
     # ---------------------------------------------------------- serialisation
-    def __getstate__(self):
-        return self.__dict__.copy()
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-
     def to_bytes(self):
         """A compact binary form: a small header, then float64 fields per feature.
 
         Features whose exact table survived append it as (value, weight) pairs.
         """
-        buf = io.BytesIO()
-        header = np.array([self.order, -1 if self.n_features is None else self.n_features,
-                           _TRANSFORMS.index(self.transform),
-                           _SUMMATIONS.index(self.summation), self.exact_threshold,
-                           self.small_n, self.bounds is not None], dtype=np.int64)
-        buf.write(_MAGIC)
-        buf.write(header.tobytes())
+        buf = self._writer([self.order, -1 if self.n_features is None else self.n_features,
+                            _TRANSFORMS.index(self.transform),
+                            _SUMMATIONS.index(self.summation), self.exact_threshold,
+                            self.small_n, self.bounds is not None])
         if self.n_features is not None:
-            for name in self._fields():
+            for name in self._ARRAYS:
                 value = getattr(self, name)
                 if value is not None and name != "exp2":  # exp2 follows from min, max
                     buf.write(np.ascontiguousarray(value).tobytes())
             if self.bounds is not None:
                 buf.write(self.bounds.tobytes())
-            sizes = np.array([-1 if t is None else len(t) for t in self.exact], dtype=np.int64)
-            buf.write(sizes.tobytes())
-            for table in self.exact:
-                if table:
-                    buf.write(np.array(list(table.items()), dtype=np.float64).tobytes())
+            self._write_tables(buf)
         return buf.getvalue()
 
     def nbytes_per_feature(self):
@@ -469,49 +346,29 @@ class MomentSketch:
     @classmethod
     def from_bytes(cls, data):
         """Inverse of :meth:`to_bytes`."""
-        data = bytes(data)
-        if not data.startswith(_MAGIC):
-            raise ValueError("data is not a MomentSketch serialisation (bad magic bytes).")
-        pos = len(_MAGIC)
-        header = np.frombuffer(data, dtype=np.int64, count=7, offset=pos)
-        pos += 56
-        order, d, t, s, thr, small, has_bounds = (int(v) for v in header)
+        reader = Reader(data, cls._MAGIC, "MomentSketch")
+        order, d, t, s, thr, small, has_bounds = (int(v) for v in reader.take(7, np.int64))
         sketch = cls(order, transform=_TRANSFORMS[t], summation=_SUMMATIONS[s],
                      exact_threshold=thr, small_n=small)
         if d < 0:
             return sketch
-
-        def take(count, dtype=np.float64):
-            nonlocal pos
-            arr = np.frombuffer(data, dtype=dtype, count=count, offset=pos).copy()
-            pos += arr.nbytes
-            return arr
-
         shapes = {"weight": (d,), "mean": (d,), "exp2": (d,), "m_hat": (d, order),
                   "power_sums": (d, order + 1), "min": (d,), "max": (d,), "w_at_min": (d,),
                   "w_at_max": (d,), "w_zero": (d,), "n_nan": (d,), "n_rows": (d,),
                   "cos_sums": (d, order)}
         ints = {"exp2", "n_nan", "n_rows"}
         values = {}
-        for name in sketch._fields():
+        for name in cls._ARRAYS:
             if name == "exp2":
                 continue
             if name == "power_sums" and s != 1 or name == "cos_sums" and not has_bounds:
                 values[name] = None
                 continue
             shape = shapes[name]
-            values[name] = take(math.prod(shape), np.int64 if name in ints else np.float64)\
-                .reshape(shape)
-        bounds = take(2 * d).reshape(d, 2) if has_bounds else None
-        sizes = take(d, np.int64)
-        exact = []
-        for size in sizes:
-            if size < 0:
-                exact.append(None)
-            else:
-                pairs = take(2 * int(size)).reshape(-1, 2)
-                exact.append(dict(zip(pairs[:, 0].tolist(), pairs[:, 1].tolist(),
-                                      strict=True)))
+            values[name] = reader.take(math.prod(shape),
+                                       np.int64 if name in ints else np.float64).reshape(shape)
+        bounds = reader.take(2 * d).reshape(d, 2) if has_bounds else None
+        exact = reader.tables(d)
         sketch.bounds = bounds
         sketch._allocate(d)
         for name, value in values.items():
@@ -541,31 +398,19 @@ class MomentSketch:
         """
         from skshapley.sketch._solvers import solve_quantiles
 
-        p_arr = np.atleast_1d(np.asarray(p, dtype=np.float64))
-        if p_arr.ndim != 1 or np.any(~(p_arr >= 0) | ~(p_arr <= 1)):
-            raise ValueError(f"p must be probabilities in [0, 1]; got {p!r}.")
-        if self.is_empty:
-            raise ValueError("the sketch has seen no finite values; quantiles are undefined.")
-        q = np.column_stack([solve_quantiles(self, j, p_arr, **solver_options)[0]
-                             for j in range(self.n_features)])
-        return q[0] if np.ndim(p) == 0 else q
+        return self._quantiles(
+            p, lambda j, p_arr: solve_quantiles(self, j, p_arr, **solver_options)[0])
 
     def cdf(self, x, **solver_options):
         """Estimated CDF at ``x`` per feature (interpolated from 2049 quantiles)."""
         grid = np.linspace(0.0, 1.0, 2049)
         q = self.quantile(grid, **solver_options)
-        x = np.asarray(x, dtype=np.float64)
-        x2 = x.reshape(-1, 1) if x.ndim <= 1 else x
-        out = np.empty((x2.shape[0], self.n_features))
-        for j in range(self.n_features):
-            col = x2[:, j if x2.shape[1] > 1 else 0]
+
+        def feature(j, col):
             if self.transform == "arcsinh":
-                col = np.arcsinh(col)
-                qj = np.arcsinh(q[:, j])
-            else:
-                qj = q[:, j]
-            out[:, j] = np.interp(col, qj, grid)
-        return out
+                return np.interp(np.arcsinh(col), np.arcsinh(q[:, j]), grid)
+            return np.interp(col, q[:, j], grid)
+        return self._cdf_columns(x, feature)
 
     def __repr__(self):
         return (f"MomentSketch(order={self.order}, n_features={self.n_features}, "

@@ -7,31 +7,26 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from sketch_columns import mixed_columns
 
 from skshapley.metrics import rank_error
 from skshapley.sketch import CDFSketch, MomentSketch
-from skshapley.sketch._cdf import _combine, _evaluate, _invert, _lattice_to_line, _staircase
-from skshapley.sketch._cdf_kernels import (
-    MAX_STEPS,
-    N_SCAN,
-    get_kernels,
-    search_table,
-    simplify_polyline,
+from skshapley.sketch._cdf_kernels import MAX_STEPS, N_SCAN, get_kernels, search_table
+from skshapley.sketch._merge_kernels import simplify_polyline
+from skshapley.sketch._polyline import (
+    _combine,
+    _evaluate,
+    _invert,
+    _lattice_to_line,
+    _staircase,
 )
 
 P99 = np.linspace(0.01, 0.99, 99)
 
 
 def _batch(rng, n):
-    """Columns that exercise the kernel: ties, -0.0 and 0.0, NaN, a spike, big offsets."""
-    X = np.column_stack([
-        rng.normal(size=n),
-        np.where(rng.random(n) < 0.5, rng.choice([-0.0, 0.0, 3.0], n), rng.normal(size=n)),
-        1e6 + rng.exponential(size=n),
-        np.where(rng.random(n) < 0.3, 5 + 1e-9 * rng.normal(size=n), rng.normal(size=n)),
-        rng.integers(-50, 50, n).astype(float),
-    ])
-    X[rng.random(X.shape) < 0.05] = np.nan
+    """Columns that exercise the kernel (``mixed_columns``) and weights, some zero."""
+    X = mixed_columns(rng, n)
     w = rng.integers(0, 3, n).astype(float)
     return X, w
 

@@ -4,20 +4,15 @@ polyline sum and thinning of merge and update against the numpy reference."""
 
 import numpy as np
 import pytest
+from sketch_columns import mixed_columns
 
 from skshapley.metrics import rank_error
-from skshapley.sketch import CDFSketch, _cdf
-from skshapley.sketch._cdf import _combine, _lattice_to_line, _thin
-from skshapley.sketch._cdf_kernels import (
-    MAX_STEPS,
-    N_SCAN,
-    combine_thin,
-    count_columns,
-    count_plan,
-    count_tables,
-    get_kernels,
-    order_keys,
-)
+from skshapley.sketch import CDFSketch, _cdf_fit
+from skshapley.sketch._cdf_kernels import MAX_STEPS, N_SCAN, get_kernels
+from skshapley.sketch._cells import cells_for, order_keys
+from skshapley.sketch._count_kernels import count_columns, count_plan, count_tables
+from skshapley.sketch._merge_kernels import combine_thin
+from skshapley.sketch._polyline import _combine, _lattice_to_line, _staircase, _thin
 
 P99 = np.linspace(0.01, 0.99, 99)
 
@@ -25,23 +20,12 @@ P99 = np.linspace(0.01, 0.99, 99)
 @pytest.fixture
 def counted(monkeypatch):
     """Batches of more than 20,000 rows take the counting path (not only > 262,144)."""
-    monkeypatch.setattr(_cdf, "COUNT_ROWS", 20_000)
+    monkeypatch.setattr(_cdf_fit, "COUNT_ROWS", 20_000)
 
 
 def _columns(rng, n):
     """Ties, -0.0 and 0.0, NaN, spikes, offsets, integers, heavy tails, a narrow mode."""
-    X = np.column_stack([
-        rng.normal(size=n),
-        np.where(rng.random(n) < 0.5, rng.choice([-0.0, 0.0, 3.0], n), rng.normal(size=n)),
-        1e6 + rng.exponential(size=n),
-        np.where(rng.random(n) < 0.3, 5 + 1e-9 * rng.normal(size=n), rng.normal(size=n)),
-        rng.integers(-50, 50, n).astype(float),
-        rng.poisson(3.0, n).astype(float),
-        rng.standard_cauchy(n),
-        np.where(rng.random(n) < 0.5, rng.normal(4, 0.01, n), rng.normal(size=n)),
-    ])
-    X[rng.random(X.shape) < 0.05] = np.nan
-    return X
+    return mixed_columns(rng, n, more=True)
 
 
 def _plan(X, k=128):
@@ -128,19 +112,64 @@ def test_count_plan_keeps_point_masses_and_refuses_crowds():
     assert np.all((keys > low) & (keys <= low + width))
 
 
+def _assert_same_sketch(fast, ref):
+    """The numba and numpy backends' sketches of the same rows: the same vertices,
+    tables, weights and counts; the thinning error to round-off (the numba thinning sums
+    it in order, the numpy one pairwise)."""
+    for j in range(fast.n_features):
+        np.testing.assert_array_equal(fast.knots[j][0], ref.knots[j][0])
+        np.testing.assert_array_equal(fast.knots[j][1], ref.knots[j][1])
+        assert fast.exact[j] == ref.exact[j]
+    for name in ("weight", "n_nan", "n_rows", "integral"):
+        np.testing.assert_array_equal(getattr(fast, name), getattr(ref, name))
+    np.testing.assert_allclose(fast.error, ref.error, rtol=1e-12, atol=0)
+
+
 def test_counted_sketch_is_the_same_for_both_backends(rng, counted):
     X = _columns(rng, 60_000)
     for layout in ("C", "F"):
         Xl = np.asarray(X, order=layout)
         a = CDFSketch(backend="numba").update(Xl)
-        b = CDFSketch(backend="numpy").update(Xl)
-        for j in range(X.shape[1]):
-            np.testing.assert_array_equal(a.knots[j][0], b.knots[j][0])
-            np.testing.assert_array_equal(a.knots[j][1], b.knots[j][1])
-            assert a.exact[j] == b.exact[j]
+        _assert_same_sketch(a, CDFSketch(backend="numpy").update(Xl))
         np.testing.assert_array_equal(a.n_rows, np.isfinite(X).sum(axis=0))
         np.testing.assert_array_equal(a.n_nan, np.isnan(X).sum(axis=0))
         np.testing.assert_array_equal(a.integral, [0, 0, 0, 0, 1, 1, 0, 0])
+
+
+@pytest.mark.parametrize("case", ["poisson", "nan", "half", "negative zero", "outlier",
+                                  "constant", "offset", "wide"])
+def test_integer_columns_count_as_the_reference(rng, counted, monkeypatch, case):
+    # contiguous columns whose sample holds only integers close together are counted
+    # with a histogram: the numpy reference's sketch, bit for bit, whether the column
+    # holds only such integers or (found in the pass) another value
+    n = 140_001  # the sample takes every second row: row 12,345 is not in it
+    x = rng.poisson(3.0, n).astype(float)
+    if case == "nan":
+        x[rng.random(n) < 0.1] = np.nan
+    elif case == "half":
+        x[12_345] = 2.5
+    elif case == "negative zero":
+        x[x == 0] = -0.0
+    elif case == "outlier":
+        x[12_345] = 1e6
+    elif case == "constant":
+        x[:] = 7.0
+    elif case == "offset":
+        x = x - 1e12
+    elif case == "wide":
+        x = rng.integers(-500, 500, n).astype(float)
+    used = []
+    count_integers = _cdf_fit.count_integers
+
+    def spy(*args):
+        counted = count_integers(*args)
+        used.append(counted is not None)
+        return counted
+    monkeypatch.setattr(_cdf_fit, "count_integers", spy)
+    for X in (x[:, None], np.asfortranarray(np.column_stack([x, rng.normal(size=n)]))):
+        _assert_same_sketch(CDFSketch(backend="numba").update(X),
+                            CDFSketch(backend="numpy").update(X))
+    assert used == [case not in ("half", "negative zero", "outlier")] * 2
 
 
 def test_counted_sketch_is_accurate_and_keeps_exact_tables(rng, counted):
@@ -194,7 +223,7 @@ def _polylines(rng, n, lattice=False):
             values = np.unique(np.round(values / 10 ** max(0, np.log10(
                 np.abs(values).max() + 1) - 3)))
         weights = rng.integers(1, 5, values.size).astype(float)
-        out.append(_cdf._staircase(values, weights, lattice))
+        out.append(_staircase(values, weights, lattice))
     return out
 
 
@@ -232,19 +261,11 @@ def test_merge_and_stream_equal_the_numpy_reference(rng, counted):
                 stream.update(part)
             sketches[backend] = (merged, stream)
         for fast, ref in zip(sketches["numba"], sketches["numpy"], strict=True):
-            for j in range(X.shape[1]):
-                np.testing.assert_array_equal(fast.knots[j][0], ref.knots[j][0])
-                np.testing.assert_array_equal(fast.knots[j][1], ref.knots[j][1])
-            np.testing.assert_allclose(fast.error, ref.error, rtol=1e-12, atol=0)
-            np.testing.assert_array_equal(fast.integral, ref.integral)
-            np.testing.assert_array_equal(fast.weight, ref.weight)
-            assert fast.exact == ref.exact
+            _assert_same_sketch(fast, ref)
 
 
 def test_many_columns_use_smaller_tables(rng, counted):
-    from skshapley.sketch._cdf_kernels import count_cells_for
-
-    assert count_cells_for(1) == 65_536 and count_cells_for(5000) == 4096
+    assert cells_for(1) == 65_536 and cells_for(5000) == 4096
     X = rng.normal(size=(25_000, 300))
     X[:, ::7] = rng.integers(0, 9, (25_000, X[:, ::7].shape[1]))
     a = CDFSketch(backend="numba").update(X)

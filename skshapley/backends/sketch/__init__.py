@@ -1,7 +1,8 @@
 """The moment sketches' passes over the data and the quantile transform's column
 interpolation and heavy-tail transform (``moment_chunk``, ``interp_columns``,
-``arcsinh``). The CDF sketch's own kernels live beside it, in
-``skshapley/sketch/_cdf_kernels.py``.
+``arcsinh``). The CDF sketch's own kernels live beside it in ``skshapley/sketch/``
+(``_count_kernels.py``, ``_merge_kernels.py``, ``_cdf_kernels.py``, ``_cells.py``) and
+the quantile transform's in ``skshapley/preprocessing/_transform_kernels.py``.
 
 One module per backend (``_numpy``, the reference; ``_numba``; ``_numba_cuda``;
 ``_cupy``), each with every kernel of ``KERNELS`` under the same signature.
