@@ -2,33 +2,19 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.colors import to_rgba  # noqa: E402
 from matplotlib.container import BarContainer, ErrorbarContainer  # noqa: E402
+from plot_helpers import Z95, close_figures, sample_explanation  # noqa: E402,F401
+from plot_helpers import importance_order as _order  # noqa: E402
 
 from skshapley import Explanation, plotting  # noqa: E402
-
-Z95 = 1.959963984540054  # two-sided 95 % normal quantile
-
-
-@pytest.fixture(autouse=True)
-def close_figures():
-    yield
-    plt.close("all")
 
 
 @pytest.fixture
 def explanation(rng):
-    # Scales make the importance order clear: a, c, e, b, d.
-    values = rng.normal(size=(12, 5)) * [5.0, 1.0, 3.0, 0.5, 2.0]
-    return Explanation(values, np.full(12, 7.0), rng.normal(size=(12, 5)), list("abcde"),
-                       std_errors=np.abs(rng.normal(size=(12, 5))) * 0.1, method="permutation")
-
-
-def _order(explanation):
-    return np.argsort(-explanation.mean_abs(), kind="stable")
+    return sample_explanation(rng)
 
 
 def _bars(ax):

@@ -3,6 +3,7 @@ Stratified SVARM (games of high-order interactions) and the regression."""
 
 import numpy as np
 import pytest
+from game_helpers import CountingGame
 
 from skshapley.approximators import shapley_values
 from skshapley.approximators._adaptive import (
@@ -11,20 +12,7 @@ from skshapley.approximators._adaptive import (
     end_point_coalitions,
     high_order_share,
 )
-from skshapley.games import AdditiveGame, CallableGame, Game, UnanimityGame
-
-
-class CountingGame(Game):
-    """Wraps a game and counts every coalition passed to it."""
-
-    def __init__(self, inner):
-        super().__init__(inner.n_players)
-        self.inner = inner
-        self.count = 0
-
-    def _values(self, coalitions):
-        self.count += coalitions.shape[0]
-        return self.inner.values(coalitions)
+from skshapley.games import AdditiveGame, CallableGame, UnanimityGame
 
 
 def _unanimity_sum(d, n_terms, seed, max_size=None):

@@ -7,6 +7,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from game_helpers import CountingGame
 from scipy.stats import chi2, t
 
 from skshapley.approximators import exact_shapley
@@ -15,22 +16,9 @@ from skshapley.approximators._hierarchical import (
     exact_owen_values,
     owen_values,
 )
-from skshapley.games import CallableGame, Game
+from skshapley.games import CallableGame
 from skshapley.permutations._hierarchy import HierarchicalOrderings
 from skshapley.utils._hierarchy import Hierarchy, from_linkage, from_nested
-
-
-class CountingGame(Game):
-    """Wraps a value function and counts every coalition passed to it."""
-
-    def __init__(self, function, n_players):
-        super().__init__(n_players)
-        self.function = function
-        self.count = 0
-
-    def _values(self, coalitions):
-        self.count += coalitions.shape[0]
-        return self.function(coalitions)
 
 
 def _table_game(p, seed=0, n_outputs=None):
@@ -81,7 +69,7 @@ HIERARCHIES = {
 def test_exact_equals_the_definition(name, n_outputs):
     h = from_nested(HIERARCHIES[name], NAMES)
     f = _table_game(7, seed=len(name), n_outputs=n_outputs)
-    game = CountingGame(f, 7)
+    game = CountingGame(CallableGame(f, 7))
     result = exact_owen_values(game, h)
     np.testing.assert_allclose(result.values, _brute_force(h, f), atol=1e-12)
     # each distinct coalition once, no more than the hierarchy's count
@@ -117,7 +105,7 @@ def test_balanced_tree_needs_about_d_squared_coalitions():
     children, level, n = [], list(range(64)), 64
     while len(level) > 1:
         nxt = []
-        for a, b in zip(level[::2], level[1::2]):
+        for a, b in zip(level[::2], level[1::2], strict=True):
             children.append((a, b))
             nxt.append(n)
             n += 1
@@ -206,6 +194,6 @@ def test_a_budget_that_buys_the_distinct_coalitions_enumerates():
     need = exact_evaluations(h)
     assert need < min(h.exact_evaluations, 2**8)
     f = _table_game(8, seed=4)
-    result = owen_values(CountingGame(f, 8), h, need, random_state=0)
+    result = owen_values(CountingGame(CallableGame(f, 8)), h, need, random_state=0)
     np.testing.assert_array_equal(result.std_errors, 0.0)
     assert result.n_evaluations == need

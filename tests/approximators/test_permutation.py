@@ -1,23 +1,11 @@
 import numpy as np
 import pytest
+from game_helpers import CountingGame
 from scipy.stats import binom
 
 from skshapley.approximators import exact_shapley, permutation_shapley
-from skshapley.games import AdditiveGame, CallableGame, Game, UnanimityGame
+from skshapley.games import AdditiveGame, CallableGame, UnanimityGame
 from skshapley.permutations import Antithetic, MonteCarlo
-
-
-class CountingGame(Game):
-    """Wraps a game and counts every coalition passed to it (independent of n_evaluations)."""
-
-    def __init__(self, inner):
-        super().__init__(inner.n_players)
-        self.inner = inner
-        self.count = 0
-
-    def _values(self, coalitions):
-        self.count += coalitions.shape[0]
-        return self.inner.values(coalitions)
 
 
 def _mixed_game(d=6):
