@@ -14,7 +14,12 @@ from skshapley.approximators._api import (
     shapley_values,
 )
 from skshapley.approximators._exact import MAX_EXACT_PLAYERS, all_coalitions, exact_shapley
-from skshapley.approximators._hierarchical import owen_values
+from skshapley.approximators._hierarchical import (
+    HIERARCHICAL,
+    MAX_EXACT_EVALUATIONS,
+    exact_evaluations,
+    owen_values,
+)
 from skshapley.approximators._owen import owen_shapley
 from skshapley.approximators._permutation import (
     check_sampler,
@@ -29,7 +34,9 @@ from skshapley.approximators._risk import (
     RunningCovariance,
     feature_error_quantiles,
     overall_error_quantile,
+    small_sample_inflation,
 )
+from skshapley.approximators._sequential import SequentialEstimate, run_sequential
 from skshapley.approximators._stratified import stratified_shapley
 from skshapley.approximators._topk import (
     CMCS_WARM_UP_ROUNDS,
@@ -80,4 +87,10 @@ __all__ = [
     "resolve_sampler",
     "shapley_values",
     "topk_shapley",
+    "HIERARCHICAL",
+    "MAX_EXACT_EVALUATIONS",
+    "exact_evaluations",
+    "small_sample_inflation",
+    "SequentialEstimate",
+    "run_sequential",
 ]

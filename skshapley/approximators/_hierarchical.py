@@ -26,7 +26,7 @@ from skshapley.approximators._permutation import (
 )
 from skshapley.approximators._records import MethodCost, MethodRecord
 from skshapley.approximators._result import ShapleyResult
-from skshapley.permutations._hierarchy import HierarchicalOrderings
+from skshapley.permutations import HierarchicalOrderings
 from skshapley.utils import (
     RANDOM_STATE,
     HasMethods,
@@ -135,7 +135,7 @@ def exact_owen_values(game, hierarchy) -> ShapleyResult:
     if p == 1:
         phi[0] = grand - empty
     offset = 2
-    for _, kids, contexts, weights, unions in tasks:
+    for _, kids, contexts, weights, _unions in tasks:
         m = kids.size
         block = values[offset : offset + contexts.shape[0] * 2**m]
         block = block.reshape(contexts.shape[0], 2**m, -1)

@@ -9,10 +9,14 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from skshapley.approximators._risk import feature_error_quantiles, small_sample_inflation
-from skshapley.approximators._sequential import SequentialEstimate, run_sequential
+from skshapley.approximators import (
+    SequentialEstimate,
+    feature_error_quantiles,
+    run_sequential,
+    small_sample_inflation,
+)
 from skshapley.backends import get_backend
-from skshapley.games._least_squares import (
+from skshapley.games import (
     LeastSquaresGame,
     check_alpha,
     check_center,

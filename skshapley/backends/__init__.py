@@ -6,12 +6,19 @@ one module per backend. The user guide page "When the GPU pays off" says how a b
 chosen.
 """
 
+from skshapley.backends._numba_runtime import run_parts
 from skshapley.backends._registry import (
     KERNEL_NAMES,
     Backend,
     available_backends,
+    choose_backend,
     get_backend,
+    has_kernel,
     register_backend,
 )
 
-__all__ = ["KERNEL_NAMES", "Backend", "available_backends", "get_backend", "register_backend"]
+__all__ = ["KERNEL_NAMES", "Backend", "available_backends", "get_backend", "register_backend",
+    "run_parts",
+    "choose_backend",
+    "has_kernel",
+]

@@ -25,23 +25,27 @@ from skshapley.explain._function import as_model
 from skshapley.explain._linear import explain_linear, plan_linear
 from skshapley.explain._plan import make_plan, time_evaluation
 from skshapley.explain._tree import explain_with_trees, mismatch, plan_tree
-from skshapley.games import make_response_function
-from skshapley.games._response import RESPONSE_METHODS, resolve_response_method
+from skshapley.games import RESPONSE_METHODS, make_response_function, resolve_response_method
 from skshapley.permutations import PermutationSampler
-from skshapley.tree._groups import group_paths
-from skshapley.utils._device import resolve_device, to_host
-from skshapley.utils._groups import check_groups, group_matrix
-from skshapley.utils._hierarchy import check_hierarchy, is_hierarchy
-from skshapley.utils._sklearn_compat import (
+from skshapley.tree import group_paths
+from skshapley.utils import (
     HasMethods,
     Interval,
     StrOptions,
+    as_pandas_frame,
     check_feature_names_in,
+    check_groups,
+    check_hierarchy,
+    finite_policy,
     fit_context,
+    group_matrix,
+    is_hierarchy,
+    resolve_device,
+    restored_on_failure,
+    takes_missing_values,
+    to_host,
     validate_data,
 )
-from skshapley.utils._state import restored_on_failure
-from skshapley.utils._validation import as_pandas_frame, finite_policy, takes_missing_values
 
 # The explainer's methods: TreeSHAP and linear models' closed form read the model, the
 # approximators' (their records) play its games.

@@ -12,23 +12,20 @@ import numpy as np
 
 from skshapley._config import config_context
 from skshapley.approximators import (
+    HIERARCHICAL,
+    MAX_EXACT_EVALUATIONS,
+    MAX_EXACT_PLAYERS,
     METHOD_RECORDS,
     check_budget_fits,
     choose_method,
     default_budget,
+    exact_evaluations,
     make_sampler,
     resolve_sampler,
 )
-from skshapley.approximators._exact import MAX_EXACT_PLAYERS
-from skshapley.approximators._hierarchical import (
-    HIERARCHICAL,
-    MAX_EXACT_EVALUATIONS,
-    exact_evaluations,
-)
 from skshapley.games import MarginalGame
 from skshapley.permutations import PermutationSampler
-from skshapley.utils import chunk_rows
-from skshapley.utils._validation import get_working_memory
+from skshapley.utils import chunk_rows, get_working_memory
 
 # Rows stacked into one game (one design, one model call per chunk): more only adds
 # memory, since the solver's work grows with the rows anyway.

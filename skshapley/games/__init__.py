@@ -11,7 +11,14 @@ from skshapley.games._cme import ETA_GRID, cme_cv_losses
 from skshapley.games._least_squares import (
     LeastSquaresGame,
     ReducedLeastSquares,
+    check_alpha,
+    check_center,
+    check_positive_int,
+    choose_solver,
+    factor_rows,
+    reduce_factors,
     reduce_least_squares,
+    subset_gains,
 )
 from skshapley.games._marginal import BaselineGame, MarginalGame
 from skshapley.games._performance import PerformanceGame, RefitGame
@@ -57,4 +64,11 @@ __all__ = [
     "scaled_differences",
     "subset_embeddings",
     "subset_table_fits",
+    "check_alpha",
+    "check_center",
+    "check_positive_int",
+    "choose_solver",
+    "factor_rows",
+    "reduce_factors",
+    "subset_gains",
 ]

@@ -2,6 +2,7 @@
 "Sampling permutations for Shapley value estimation", JMLR 2022)."""
 
 from skshapley.permutations._base import PermutationSampler
+from skshapley.permutations._hierarchy import HierarchicalOrderings
 from skshapley.permutations._kernels import (
     discordant_pairs,
     discrepancy,
@@ -54,4 +55,5 @@ __all__ = [
     "mallows_kernel",
     "precedence_bits",
     "spearman_kernel",
+    "HierarchicalOrderings",
 ]

@@ -106,7 +106,7 @@ class PermutationSampler(ABC):
         self._reset_state()
         return self
 
-    def _reset_state(self):
+    def _reset_state(self):  # noqa: B027 (a hook: most samplers keep no other state)
         """Hook for subclasses with state beyond the generator."""
 
     def fast_forward(self, n: int):

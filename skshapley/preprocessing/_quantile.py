@@ -34,15 +34,15 @@ from skshapley.preprocessing._quantile_transform import (
     transform_numba,
     transform_numpy,
 )
-from skshapley.sketch._solvers import exact_quantiles
-from skshapley.utils._sklearn_compat import (
+from skshapley.sketch import exact_quantiles
+from skshapley.utils import (
     Interval,
     StrOptions,
     check_feature_names_in,
     fit_context,
+    restored_on_failure,
+    validate_numeric_data,
 )
-from skshapley.utils._state import restored_on_failure
-from skshapley.utils._validation import validate_numeric_data
 
 __all__ = ["MomentQuantileTransformer"]
 

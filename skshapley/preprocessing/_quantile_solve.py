@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from skshapley.exceptions import ConvergenceWarning
-from skshapley.sketch._solvers import scaled_moments, solve_quantiles
+from skshapley.sketch import scaled_moments, solve_quantiles
 
 __all__ = ["SOLVED_ATTRIBUTES", "SolvedQuantiles", "quantile_error", "solve"]
 

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from skshapley.sketch._cdf import CDFSketch
-from skshapley.sketch._moments import MomentSketch, update_together
+from skshapley.sketch import CDFSketch, MomentSketch, update_together
 
 __all__ = ["SketchState", "check_bounds", "check_sample_weight"]
 

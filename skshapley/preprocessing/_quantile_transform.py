@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from skshapley.backends._numba_runtime import run_parts
+from skshapley.backends import run_parts
 from skshapley.preprocessing._transform_kernels import interp_table, transform_columns
 
 __all__ = ["BOUNDS_THRESHOLD", "bin_codes", "bound_scale", "inverse_bins",

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skshapley.sketch._cells import (
+from skshapley.sketch import (
     cell_map,
     cells_for,
     chunk_rows,

@@ -27,10 +27,9 @@ from skshapley.approximators import (
 )
 from skshapley.attribution import lsspa
 from skshapley.exceptions import BudgetWarning
-from skshapley.explain import ShapleyExplainer
-from skshapley.explain._columns import check_missing_values_taken, model_rows
+from skshapley.explain import ShapleyExplainer, check_missing_values_taken, model_rows
 from skshapley.games import Game, PerformanceGame, RefitGame
-from skshapley.utils._sklearn_compat import check_method_params
+from skshapley.utils import check_method_params
 
 # LS-SPA enumerates all 2^p subsets up to this many features (cheap: no model fits).
 _LSSPA_EXACT_MAX = 20

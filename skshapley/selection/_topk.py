@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted, check_X_y
 
 from skshapley.approximators import cmcs_warm_up_evaluations, order_players, pac_rule_holds
 from skshapley.exceptions import ConvergenceWarning
-from skshapley.explain._columns import ColumnCodec
+from skshapley.explain import ColumnCodec
 from skshapley.selection._importance import (
     Folds,
     Importance,
@@ -30,15 +30,17 @@ from skshapley.selection._importance import (
     performance_games,
     refit_games,
 )
-from skshapley.utils._sklearn_compat import (
+from skshapley.utils import (
     HasMethods,
     Interval,
     StrOptions,
+    as_pandas_frame,
+    finite_policy,
     fit_context,
+    restored_on_failure,
+    takes_missing_values,
     validate_data,
 )
-from skshapley.utils._state import restored_on_failure
-from skshapley.utils._validation import as_pandas_frame, finite_policy, takes_missing_values
 
 IMPORTANCES = ("auto", "refit", "performance", "mean_abs_shap")
 # importance="auto" with a model that only sampling can explain refits it on column

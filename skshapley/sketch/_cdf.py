@@ -37,7 +37,7 @@ from skshapley.sketch._cdf_kernels import get_kernels
 from skshapley.sketch._merge_kernels import combine_thin
 from skshapley.sketch._polyline import _combine, _evaluate, _invert, _lattice_to_line, _thin
 from skshapley.sketch._solvers import exact_quantiles
-from skshapley.utils._state import restored_on_failure
+from skshapley.utils import restored_on_failure
 
 __all__ = ["CDFSketch"]
 

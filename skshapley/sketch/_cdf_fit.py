@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skshapley.backends import get_backend
-from skshapley.backends._numba_runtime import run_parts
+from skshapley.backends import get_backend, run_parts
 from skshapley.sketch._base import INF_MESSAGE, exact_table
 from skshapley.sketch._cdf_kernels import MAX_STEPS, N_SCAN, search_table
 from skshapley.sketch._cells import cells_for

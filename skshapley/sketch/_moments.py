@@ -27,7 +27,7 @@ from skshapley.sketch._base import (
     exact_table,
     merge_exact_table,
 )
-from skshapley.utils._state import restored_on_failure
+from skshapley.utils import restored_on_failure
 
 __all__ = ["MomentSketch", "binomial_table"]
 

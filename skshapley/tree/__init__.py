@@ -4,7 +4,7 @@ Holmes 2022): the ensemble IR, readers and kernels."""
 from skshapley.backends.tree._packing import PACKINGS, Packing, pack_paths
 from skshapley.tree._api import FEATURE_PERTURBATIONS, TreeShapValues, tree_shap
 from skshapley.tree._ensemble import TreeEnsemble, build_ensemble
-from skshapley.tree._groups import grouped_tree_shap
+from skshapley.tree._groups import group_paths, grouped_tree_shap
 from skshapley.tree._pipeline import column_of_outputs
 from skshapley.tree._readers import read_model
 
@@ -20,4 +20,5 @@ __all__ = [
     "pack_paths",
     "read_model",
     "tree_shap",
+    "group_paths",
 ]

@@ -6,8 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from skshapley.backends import get_backend
-from skshapley.backends._registry import choose_backend, has_kernel
+from skshapley.backends import choose_backend, get_backend, has_kernel
 from skshapley.backends.tree import PathArrays
 from skshapley.tree import _cache
 from skshapley.tree._ensemble import MAX_PATTERN_FEATURES, TreeEnsemble

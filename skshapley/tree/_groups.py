@@ -42,7 +42,7 @@ from numbers import Real
 
 import numpy as np
 
-from skshapley.backends._registry import has_kernel
+from skshapley.backends import has_kernel
 from skshapley.backends.tree._numpy import MISSING_NAN, elements_satisfied
 from skshapley.tree import _cache
 from skshapley.tree._api import (

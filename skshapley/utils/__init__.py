@@ -13,8 +13,10 @@ from skshapley.utils._sklearn_compat import (
     NumberInterval,
     StrOptions,
     check_feature_names_in,
+    check_method_params,
     fit_context,
     threadpool_limits,
+    validate_data,
     validate_params,
 )
 from skshapley.utils._state import restored_on_failure
@@ -62,4 +64,6 @@ __all__ = [
     "to_host",
     "validate_numeric_data",
     "validate_params",
+    "check_method_params",
+    "validate_data",
 ]
