@@ -7,9 +7,9 @@ from numbers import Integral, Real
 
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, TransformerMixin, clone, is_classifier
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils import check_random_state, get_tags
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
 from skshapley._config import config_context, get_config
@@ -17,29 +17,35 @@ from skshapley.approximators import METHOD_RECORDS, check_sampler
 from skshapley.explain._columns import (
     ColumnCodec,
     check_missing_values_taken,
-    in_fitted_order,
     model_rows,
+)
+from skshapley.explain._explainer_inputs import (
+    as_frame,
+    checked_groups,
+    checked_hierarchy,
+    checked_prefit,
+    closed_form_plans,
+    column_names,
+    output_names,
+    per_group,
+    select_background,
 )
 from skshapley.explain._explanation import Explanation
 from skshapley.explain._function import as_model
-from skshapley.explain._linear import explain_linear, plan_linear
+from skshapley.explain._linear import explain_linear
 from skshapley.explain._plan import make_plan, time_evaluation
-from skshapley.explain._tree import explain_with_trees, mismatch, plan_tree
+from skshapley.explain._tree import check_tree_efficiency, explain_with_trees
 from skshapley.games import RESPONSE_METHODS, make_response_function, resolve_response_method
 from skshapley.permutations import PermutationSampler
-from skshapley.tree import group_paths
 from skshapley.utils import (
     HasMethods,
     Interval,
     StrOptions,
     as_pandas_frame,
     check_feature_names_in,
-    check_groups,
-    check_hierarchy,
     finite_policy,
     fit_context,
     group_matrix,
-    is_hierarchy,
     resolve_device,
     restored_on_failure,
     takes_missing_values,
@@ -367,8 +373,9 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                 f"{list(_METHODS)}; got {self.method!r}."
             )
         check_sampler(self.sampler, n_features)
-        group_names, column_group = self._checked_groups(n_features)
-        hierarchy = self._checked_hierarchy(X_checked)
+        names = getattr(self, "feature_names_in_", None)
+        group_names, column_group = checked_groups(self.groups, n_features, names)
+        hierarchy = checked_hierarchy(self.groups, X_checked, names)
         if hierarchy is not None and self.method in ("tree", "linear"):
             raise ValueError(
                 f"method={self.method!r} computes Shapley values; a hierarchy in 'groups' "
@@ -376,22 +383,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                 "'exact' or 'permutation'."
             )
         if prefit:
-            check_is_fitted(model)
-            estimator = model
-            fitted_names = getattr(estimator, "feature_names_in_", None)
-            names = getattr(self, "feature_names_in_", None)
-            # compared as the model records names (LightGBM: spaces as "_", issue 28)
-            order = None if fitted_names is None or names is None else \
-                in_fitted_order(estimator, list(names))
-            if fitted_names is not None and names is not None and order != list(names):
-                # the model is called on rows rebuilt with its own names: X's columns in
-                # another order would be read as the wrong features
-                fitted_names = [str(name) for name in fitted_names]
-                raise ValueError(
-                    f"X has the columns {list(names)}, but the prefit estimator was fitted "
-                    f"on {fitted_names}; pass X with the estimator's columns in its "
-                    f"order, X[{fitted_names if order is None else order}]."
-                )
+            estimator = checked_prefit(model, getattr(self, "feature_names_in_", None))
         else:
             if y is None and get_tags(model).target_tags.required:
                 raise ValueError(
@@ -402,7 +394,8 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             estimator = clone(model).fit(X, y, **fit_params)
 
         rng = check_random_state(self.random_state)
-        background, codec = self._select_background(X_checked, rng, finite, codec)
+        background, codec = select_background(self.background, X_checked, rng, finite, codec,
+                                              getattr(self, "feature_names_in_", None))
         method = self.method
         feature_names = getattr(estimator, "feature_names_in_", None)
         predict = _model_response(estimator, self.response_method, feature_names, codec)
@@ -422,33 +415,9 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                 f"The model output for {background.shape[0]} rows has shape {outputs.shape}; "
                 "expected (n,) or (n, n_outputs)."
             )
-        tree_plan = None
-        if self.method in ("tree", "auto") and hierarchy is None:
-            # Trees read numbers: a categorical column's codes (a bool's 0/1) are what a
-            # tree model trained on the DataFrame splits on (XGBoost), text columns have
-            # none, unless the model encodes its input itself (HistGradientBoosting); the plan's
-            # cross-check on the background confirms what the trees read.
-            plan = plan_tree(estimator, self.response_method, background, outputs,
-                             model_rows(feature_names, codec),
-                             codes_are_numbers=codec is None or codec.codes_are_numbers)
-            if not isinstance(plan, str):
-                tree_plan, method = plan, "tree"
-                if column_group is not None:
-                    tree_plan = (*plan, group_paths(plan[0], column_group))
-            elif self.method == "tree":
-                raise ValueError("method='tree' cannot explain this model exactly: "
-                                 + plan.rstrip("."))
-        linear_plan = None
-        if self.method in ("linear", "auto") and tree_plan is None and hierarchy is None:
-            # a model linear in its column-wise transformed inputs: closed form, checked
-            # on the background like the trees
-            plan = plan_linear(estimator, self.response_method, background, outputs,
-                               model_rows(feature_names, codec))
-            if not isinstance(plan, str):
-                linear_plan, method = plan, "linear"
-            elif self.method == "linear":
-                raise ValueError("method='linear' cannot explain this model exactly: "
-                                 + plan.rstrip("."))
+        tree_plan, linear_plan, method = closed_form_plans(
+            self.method, estimator, self.response_method, background, outputs,
+            model_rows(feature_names, codec), codec, column_group, hierarchy)
         if self.feature_perturbation == "tree_path_dependent" and tree_plan is None:
             raise ValueError(
                 "feature_perturbation='tree_path_dependent' is defined for tree ensembles "
@@ -477,11 +446,10 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         self._column_group = column_group
         self._group_names = group_names
         self._hierarchy = hierarchy
-        self.hierarchy_ = (None if hierarchy is None
-                           else hierarchy.nested(self._column_names()))
+        columns = column_names(getattr(self, "feature_names_in_", None), n_features)
+        self.hierarchy_ = None if hierarchy is None else hierarchy.nested(columns)
         self.groups_ = (None if column_group is None else
-                        {name: [self._column_names()[j]
-                                 for j in np.flatnonzero(column_group == g)]
+                        {name: [columns[j] for j in np.flatnonzero(column_group == g)]
                          for g, name in enumerate(group_names)})
         self._linear_plan = linear_plan
         self.n_outputs_ = 1 if outputs.ndim == 1 else outputs.shape[1]
@@ -491,7 +459,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         if tree_plan is not None and self.feature_perturbation == "tree_path_dependent":
             expected = (tree_plan[1] @ tree_plan[0].expected_value).reshape(expected.shape)
         self.expected_value_ = float(expected) if outputs.ndim == 1 else expected
-        self.output_names_ = self._output_names(estimator, outputs)
+        self.output_names_ = output_names(estimator, outputs, self.response_method)
         self.method_ = method
         self.response_method_ = (self.response_method if callable(self.response_method)
                                  else resolve_response_method(estimator,
@@ -500,59 +468,6 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         self.max_evals_ = 0 if plan is None else plan.budget
         self.random_seed_ = random_seed
         return self
-
-    def _checked_groups(self, n_features):
-        """(group names, the group of each column) of ``groups``; (None, None)
-        without."""
-        if self.groups is None or is_hierarchy(self.groups):
-            return None, None
-        names = getattr(self, "feature_names_in_", None)
-        return check_groups(self.groups,
-                            [f"x{j}" for j in range(n_features)] if names is None
-                            else [str(name) for name in names],
-                            has_names=names is not None)
-
-    def _checked_hierarchy(self, X):
-        """The :class:`Hierarchy` of a hierarchical ``groups`` over the columns of
-        ``fit``'s rows ``X``; None for flat groups or none."""
-        if not is_hierarchy(self.groups):
-            return None
-        names = getattr(self, "feature_names_in_", None)
-        return check_hierarchy(self.groups, X,
-                               [f"x{j}" for j in range(X.shape[1])] if names is None
-                               else [str(name) for name in names],
-                               has_names=names is not None)
-
-    def _column_names(self):
-        """The columns as ``groups_`` names them: names, else positions."""
-        names = getattr(self, "feature_names_in_", None)
-        return (list(range(self.n_features_in_)) if names is None
-                else [str(name) for name in names])
-
-    def _per_group(self, X, display):
-        """``Explanation.data`` and ``display_data`` per group: a group's one column, NaN
-        (None in ``display``) for a group of several columns."""
-        groups = [np.flatnonzero(self._column_group == g)
-                  for g in range(len(self._group_names))]
-        data = np.full((X.shape[0], len(groups)), np.nan)
-        shown = None if display is None else np.full((X.shape[0], len(groups)), None,
-                                                     dtype=object)
-        for g, columns in enumerate(groups):
-            if len(columns) == 1:
-                data[:, g] = X[:, columns[0]]
-                if shown is not None:
-                    shown[:, g] = display[:, columns[0]]
-        return data, shown
-
-    @staticmethod
-    def _as_frame(X, codec, name="X"):
-        """A polars or pyarrow frame as pandas, its categorical columns with the
-        categories of ``codec`` (which their conversion does not keep); any other X as
-        it is."""
-        frame = as_pandas_frame(X, name)
-        if frame is not X and codec is not None:
-            frame = codec.with_fitted_categories(frame, name)
-        return frame
 
     def _checked_rows(self, X, finite, *, reset):
         """(codec, float64 rows) of ``X``: a DataFrame with non-numeric columns becomes
@@ -571,59 +486,6 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         validate_data(self, X, skip_check_array=True, reset=reset)  # names and count only
         codec, codes = codec.encode(X)
         return codec, codec.checked(codes, finite, "X")
-
-    def _select_background(self, X, rng, finite, codec):
-        """(background rows, codec widened by the background's values)."""
-        names = getattr(self, "feature_names_in_", None)
-        background = self._as_frame(self.background, codec, "background")
-        given = getattr(background, "columns", None)
-        if names is not None and given is not None and list(given) != list(names):
-            # rows are read by position: another order would mix the features up
-            raise ValueError(
-                f"The 'background' parameter has the columns {list(given)}, but X has "
-                f"{list(names)}; give it X's columns in X's order, background[{list(names)}]."
-            )
-        if isinstance(background, Integral):
-            if X.shape[0] <= background:
-                return X.copy(), codec
-            rows = np.sort(rng.choice(X.shape[0], size=background, replace=False))
-            return X[rows], codec
-        if codec is not None:
-            if not hasattr(background, "columns"):
-                raise ValueError(
-                    "The 'background' parameter must be a DataFrame with the columns of X, "
-                    f"which has non-numeric columns; got {type(background).__name__}."
-                )
-            codec, background = codec.encode(background)
-            background = codec.checked(background, finite, "background", min_samples=0)
-        else:
-            background = check_array(background, dtype=np.float64,
-                                     ensure_all_finite=finite, ensure_min_samples=0,
-                                     input_name="background")
-        if background.shape[0] == 0:
-            raise ValueError(
-                "The 'background' parameter is an empty array; give at least one row, or an "
-                "int to sample that many rows of X."
-            )
-        if background.shape[1] != X.shape[1]:
-            raise ValueError(
-                f"background has {background.shape[1]} features, but X has {X.shape[1]}."
-            )
-        return background, codec
-
-    def _output_names(self, estimator, outputs):
-        classes = getattr(estimator, "classes_", None)
-        if outputs.ndim == 1:
-            # one output of a binary classifier: say which class it is about
-            if not (is_classifier(estimator) and classes is not None and len(classes) == 2):
-                return None
-            response = resolve_response_method(estimator, self.response_method)
-            label = {"predict_proba": "P", "predict_log_odds": "log-odds",
-                     "decision_function": "decision"}.get(response)
-            return None if label is None else [f"{label}({classes[1]})"]
-        if is_classifier(estimator) and classes is not None and len(classes) == outputs.shape[1]:
-            return [str(c) for c in classes]
-        return [f"output{i}" for i in range(outputs.shape[1])]
 
     def _explain(self, X) -> tuple[list, np.ndarray]:
         codec, X = self._checked_rows(X, finite_policy(self.estimator_), reset=False)
@@ -681,7 +543,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             themselves are the ``X`` given.
         """
         check_is_fitted(self)
-        X = self._as_frame(X, getattr(self, "codec_", None))
+        X = as_frame(X, getattr(self, "codec_", None))
         column_group = getattr(self, "_column_group", None)
         # the players: the columns, or the groups of columns
         d = self.n_features_in_ if column_group is None else len(self._group_names)
@@ -714,7 +576,11 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                 self.tree_ensemble_, self._tree_output_map, X, self.background_,
                 self.feature_perturbation, model_rows(feature_names, codec),
                 interactions=interactions, groups=getattr(self, "_tree_groups", None))
-            self._check_tree_efficiency(values, base, X, feature_names, codec)
+            check_tree_efficiency(
+                values, base, X, self.tree_ensemble_, self._tree_output_map,
+                model_rows(feature_names, codec), self.estimator_,
+                lambda: self._outputs(_model_response(self.estimator_, self.response_method,
+                                                      feature_names, codec), X))
             std_errors = np.zeros_like(values)
             n_evaluations = np.zeros(X.shape[0], dtype=np.int64)
             n_draws = np.zeros(X.shape[0], dtype=np.int64)
@@ -745,7 +611,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             inter = None if inter is None else inter[..., 0]
         if column_group is not None:
             feature_names = list(self._group_names)
-            X, display = self._per_group(X, display)
+            X, display = per_group(X, display, self._column_group, self._group_names)
         else:
             feature_names = (list(self.feature_names_in_)
                              if hasattr(self, "feature_names_in_")
@@ -759,37 +625,6 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             clustering=(None if getattr(self, "_hierarchy", None) is None
                         else self._hierarchy.to_linkage()),
         )
-
-    def _check_tree_efficiency(self, values, base, X, feature_names, codec):
-        """TreeSHAP's values of the explained rows must add up to the model's own output
-        (efficiency).
-
-        Every row is checked against the ensemble's raw output (``tree_outputs``), which
-        catches a misread path or kernel. The model itself, which catches a model that
-        computes more than its trees hold (an estimator we misread, that would otherwise
-        be explained wrongly without a word), is called on the background at fit, and
-        here on the first rows explained after fit and on every call of at least
-        ``MODEL_CHECK_ROWS`` rows (``model_check_due``): called on every row, its fixed
-        cost made explaining one row several times slower.
-        """
-        # imported here: the rest of this module is edited apart from this check
-        from skshapley.explain._tree import model_check_due, tree_outputs, tree_rows
-
-        sums = values.sum(axis=1) + base
-        ensemble = self.tree_ensemble_
-        rows = tree_rows(ensemble, X, model_rows(feature_names, codec))
-        error = mismatch(sums, tree_outputs(ensemble, rows) @ self._tree_output_map.T)
-        if error is None and model_check_due(ensemble, X.shape[0]):
-            predict = _model_response(self.estimator_, self.response_method, feature_names,
-                                      codec)
-            error = mismatch(sums, self._outputs(predict, X))
-        if error is not None:
-            raise ValueError(
-                f"TreeSHAP's values of these rows do not add up to the model's output (off "
-                f"by {error:.3g}): {type(self.estimator_).__name__} computes something its "
-                "trees do not hold for them; explain it with method='exact' or a sampling "
-                "method, and please report the model."
-            )
 
     def _outputs(self, predict, rows):
         """The explained output of float ``rows`` on the host, the model called on the

@@ -227,3 +227,30 @@ def explain_with_trees(ensemble, matrix, X, background, feature_perturbation, mo
     base = result.base_values @ matrix.T
     inter = None if result.interactions is None else result.interactions @ matrix.T
     return values, base, inter
+
+
+def check_tree_efficiency(values, base, X, ensemble, output_map, decode, estimator,
+                          model_outputs):
+    """TreeSHAP's values of the explained rows ``X`` must add up to the model's own
+    output (efficiency); a ``ValueError`` otherwise.
+
+    Every row is checked against the ensemble's raw output (``tree_outputs``), which
+    catches a misread path or kernel. The model itself (``model_outputs()``, called
+    only when due), which catches a model that computes more than its trees hold (an
+    estimator we misread, that would otherwise be explained wrongly without a word), is
+    called on the background at fit, and here on the first rows explained after fit and
+    on every call of at least ``MODEL_CHECK_ROWS`` rows (:func:`model_check_due`):
+    called on every row, its fixed cost made explaining one row several times slower.
+    """
+    sums = values.sum(axis=1) + base
+    rows = tree_rows(ensemble, X, decode)
+    error = mismatch(sums, tree_outputs(ensemble, rows) @ output_map.T)
+    if error is None and model_check_due(ensemble, X.shape[0]):
+        error = mismatch(sums, model_outputs())
+    if error is not None:
+        raise ValueError(
+            f"TreeSHAP's values of these rows do not add up to the model's output (off "
+            f"by {error:.3g}): {type(estimator).__name__} computes something its trees do "
+            "not hold for them; explain it with method='exact' or a sampling method, and "
+            "please report the model."
+        )
