@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+from sklearn.base import BaseEstimator, RegressorMixin
+
 
 def timed(function, repeats=3, statistic=min):
     """``statistic`` (min: the best; or a median) of the seconds of ``repeats`` calls of
@@ -38,3 +40,21 @@ def start_report(title, doc, script, argv):
         lines.append(text)
 
     return lines, log
+
+
+class CountingModel(RegressorMixin, BaseEstimator):
+    """A fitted regressor whose ``predict`` counts the rows it is asked for."""
+
+    def __init__(self, model):
+        self.model = model
+        self.rows = 0
+        self.fitted_ = True  # for check_is_fitted under prefit=True
+
+    def fit(self, X, y=None):
+        return self
+
+    def predict(self, X):
+        self.rows += len(X)
+        return self.model.predict(X)
+
+    __call__ = predict

@@ -53,7 +53,7 @@ import textwrap
 import time
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
+from _report import CountingModel
 
 RESULTS = pathlib.Path(__file__).resolve().parent / "results" / "explainer.md"
 OURS = "skshapley antithetic"
@@ -62,22 +62,6 @@ SHAP_PAIRS = "shap PermutationExplainer, as many pairs as ours (control)"
 Z95 = 1.959964
 
 
-class CountingModel(RegressorMixin, BaseEstimator):
-    """A fitted regressor whose ``predict`` counts the rows it is asked for."""
-
-    def __init__(self, model):
-        self.model = model
-        self.rows = 0
-        self.fitted_ = True  # for check_is_fitted under prefit=True
-
-    def fit(self, X, y=None):
-        return self
-
-    def predict(self, X):
-        self.rows += len(X)
-        return self.model.predict(X)
-
-    __call__ = predict
 
 
 def datasets():

@@ -101,6 +101,7 @@ import warnings
 from contextlib import contextmanager
 
 import numpy as np
+from _report import CountingModel
 from sklearn.base import BaseEstimator, RegressorMixin
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -234,22 +235,6 @@ def fit_mlp(X, y):
         return MLPRegressor(hidden_layer_sizes=(64,), max_iter=200, random_state=0).fit(X, y)
 
 
-class CountingModel(RegressorMixin, BaseEstimator):
-    """A fitted regressor whose ``predict`` counts the rows it is asked for."""
-
-    def __init__(self, model):
-        self.model = model
-        self.rows = 0
-        self.fitted_ = True  # for check_is_fitted under prefit=True
-
-    def fit(self, X, y=None):
-        return self
-
-    def predict(self, X):
-        self.rows += len(X)
-        return self.model.predict(X)
-
-    __call__ = predict
 
 
 # -- the methods ------------------------------------------------------------------------------
