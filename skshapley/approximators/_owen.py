@@ -9,7 +9,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from skshapley.approximators._common import as_matrix, scalar_or_array, squeeze_outputs
+from skshapley.approximators._common import as_matrix
 from skshapley.approximators._records import MethodCost, MethodRecord
 from skshapley.approximators._result import ShapleyResult
 from skshapley.approximators._risk import (
@@ -227,18 +227,11 @@ def owen_shapley(game, budget: int, *, halved: bool = False, n_runs="auto",
     else:
         std_errors = np.full_like(phi, np.inf)
         error = np.full(n_outputs, np.inf)
-    return ShapleyResult(
-        values=squeeze_outputs(phi, game),
-        std_errors=squeeze_outputs(std_errors, game),
-        error_quantile=scalar_or_array(error, game),
-        n_evaluations=game.n_evaluations - start,
-        converged=None,
-        method="owen_halved" if halved else "owen",
-        empty_value=scalar_or_array(empty, game),
-        grand_value=scalar_or_array(grand, game),
-        n_draws=n_draws,
-        quantile_level=quantile_level,
-    )
+    return ShapleyResult.of_game(
+        game, phi, std_errors, error, empty, grand,
+        n_evaluations=game.n_evaluations - start, converged=None,
+        method="owen_halved" if halved else "owen", n_draws=n_draws,
+        quantile_level=quantile_level)
 
 
 def _owen_record(name, halved):

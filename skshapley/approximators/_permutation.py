@@ -214,15 +214,11 @@ def permutation_shapley(
     phi = chains.estimate(n_orders_used)
     risk_is_heuristic = risk_is_heuristic or sampler.is_weighted
     std_errors = estimate.std_errors() * spread_scale
-    return ShapleyResult(
-        values=squeeze_outputs(phi, game),
-        std_errors=squeeze_outputs(std_errors, game),
-        error_quantile=scalar_or_array(error, game),
+    return ShapleyResult.of_game(
+        game, phi, std_errors, error, chains.empty, chains.grand,
         n_evaluations=game.n_evaluations - start,
         converged=converged,
         method="permutation",
-        empty_value=scalar_or_array(chains.empty, game),
-        grand_value=scalar_or_array(chains.grand, game),
         n_permutations=n_orders_used,
         n_draws=replicates or n_draws,
         quantile_level=quantile_level,

@@ -35,7 +35,7 @@ from skshapley.approximators._coalitions import (
     minimum_design_budget,
     paired_design,
 )
-from skshapley.approximators._common import as_matrix, scalar_or_array, squeeze_outputs
+from skshapley.approximators._common import as_matrix
 from skshapley.approximators._exact import exact_shapley
 from skshapley.approximators._records import MethodCost, MethodRecord
 from skshapley.approximators._regression_features import (  # noqa: E402
@@ -201,20 +201,12 @@ def regression_shapley(game, budget: int, *, method: str = "kernel", order: int 
     with threadpool_limits(1, user_api="blas"):
         _sandwich_errors(influence, design, scale, quantile_level, inflation, normal,
                          std_errors, error)
-    return ShapleyResult(
-        values=squeeze_outputs(phi, game),
-        std_errors=squeeze_outputs(std_errors, game),
-        error_quantile=scalar_or_array(error, game),
-        n_evaluations=n_evaluations,
-        converged=None,
-        method=method,
-        empty_value=scalar_or_array(empty, game),
-        grand_value=scalar_or_array(grand, game),
-        n_draws=n_draws,
+    return ShapleyResult.of_game(
+        game, phi, std_errors, error, empty, grand,
+        n_evaluations=n_evaluations, converged=None, method=method, n_draws=n_draws,
         quantile_level=quantile_level,
         risk_is_heuristic=not (isinstance(coalition_sampler, str)
-                               and coalition_sampler == "random"),
-    )
+                               and coalition_sampler == "random"))
 
 
 def fit_design(method, design, values, empty, delta, *, order=2, max_terms=None,

@@ -68,6 +68,19 @@ class ShapleyResult:
     history_values: tuple = field(default_factory=tuple)
     history_std_errors: tuple = field(default_factory=tuple)
 
+    @classmethod
+    def of_game(cls, game, values, std_errors, error_quantile, empty, grand, **fields):
+        """A result in the game's shape: the (d, k) arrays and (k,) quantities of the
+        estimators as (d,) arrays and floats for a scalar game; ``fields`` as the
+        dataclass's (``n_evaluations``, ``method``, ``converged`` ...)."""
+        from skshapley.approximators._common import scalar_or_array, squeeze_outputs
+
+        return cls(values=squeeze_outputs(values, game),
+                   std_errors=squeeze_outputs(std_errors, game),
+                   error_quantile=scalar_or_array(error_quantile, game),
+                   empty_value=scalar_or_array(empty, game),
+                   grand_value=scalar_or_array(grand, game), **fields)
+
     def __repr__(self):
         return (
             f"ShapleyResult(method={self.method!r}, "

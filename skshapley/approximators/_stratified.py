@@ -9,7 +9,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from skshapley.approximators._common import as_matrix, scalar_or_array, squeeze_outputs
+from skshapley.approximators._common import as_matrix
 from skshapley.approximators._records import MethodCost, MethodRecord
 from skshapley.approximators._result import ShapleyResult
 from skshapley.approximators._risk import (
@@ -241,18 +241,10 @@ def stratified_shapley(game, budget: int, *, allocation: str = "variance",
         error = np.array([overall_error_quantile(np.diag(std_errors[:, o] ** 2), quantile_level,
                                                  rng=rng) * inflation
                           for o in range(n_outputs)])
-    return ShapleyResult(
-        values=squeeze_outputs(phi, game),
-        std_errors=squeeze_outputs(std_errors, game),
-        error_quantile=scalar_or_array(error, game),
-        n_evaluations=game.n_evaluations - start,
-        converged=None,
-        method="stratified",
-        empty_value=scalar_or_array(empty, game),
-        grand_value=scalar_or_array(grand, game),
-        n_draws=n_draws,
-        quantile_level=quantile_level,
-    )
+    return ShapleyResult.of_game(
+        game, phi, std_errors, error, empty, grand,
+        n_evaluations=game.n_evaluations - start, converged=None, method="stratified",
+        n_draws=n_draws, quantile_level=quantile_level)
 
 
 def _stratified_minimum_budget(n_players, unit=1):

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skshapley.approximators._common import as_matrix, scalar_or_array, squeeze_outputs
+from skshapley.approximators._common import as_matrix
 from skshapley.approximators._records import MethodCost, MethodRecord
 from skshapley.approximators._result import ShapleyResult
 from skshapley.approximators._risk import (
@@ -198,18 +198,10 @@ def svarm_shapley(game, budget: int, *, quantile_level: float = 0.95,
                                               eigenvalues=spectrum_of_rows(factor))
         n_draws = satterthwaite_draws(totals, weighted, fallback=len(unit_ids))
         error *= small_sample_inflation(n_draws, quantile_level)
-    return ShapleyResult(
-        values=squeeze_outputs(phi, game),
-        std_errors=squeeze_outputs(std_errors, game),
-        error_quantile=scalar_or_array(error, game),
-        n_evaluations=game.n_evaluations - start,
-        converged=None,
-        method="svarm",
-        empty_value=scalar_or_array(empty, game),
-        grand_value=scalar_or_array(grand, game),
-        n_draws=n_draws,
-        quantile_level=quantile_level,
-    )
+    return ShapleyResult.of_game(
+        game, phi, std_errors, error, empty, grand,
+        n_evaluations=game.n_evaluations - start, converged=None, method="svarm",
+        n_draws=n_draws, quantile_level=quantile_level)
 
 
 def _collapsed(unit_strata):
