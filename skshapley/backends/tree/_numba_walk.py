@@ -444,3 +444,29 @@ def tree_interventional_walk(X, background, nodes, out, base, player=None, cache
         out += buffers[block]
     base += prepared.sums / n_background
     return out, base
+
+
+@njit(cache=True)
+def tree_leaf_outputs(X, nodes, out):
+    """``out[r, o] +=`` the values of the leaves that row r of X reaches, tree by tree:
+    the ensemble's raw outputs (without its offset). Each tree is walked from its root,
+    taking a node's first child whose edge the row follows, as the NumPy walk of
+    ``skshapley.explain._tree`` does; serial (one or a few rows, the efficiency check of
+    every TreeSHAP call).
+    """
+    for r in range(X.shape[0]):
+        for t in range(nodes.tree_root.shape[0]):
+            node = nodes.tree_root[t]
+            while True:
+                taken = -1
+                for c in range(nodes.child_ptr[node], nodes.child_ptr[node + 1]):
+                    child = nodes.child[c]
+                    if _edge_follows(X[r, nodes.feature[child]], child, nodes):
+                        taken = child
+                        break
+                if taken < 0:
+                    break
+                node = taken
+            for v in range(nodes.value_ptr[node], nodes.value_ptr[node + 1]):
+                out[r, nodes.value_index[v]] += nodes.value[v]
+    return out
