@@ -21,6 +21,7 @@ from skshapley.approximators._hierarchical import (
     owen_values,
 )
 from skshapley.approximators._owen import owen_shapley
+from skshapley.approximators._pac import bonferroni_z, order_players, pac_rule_holds
 from skshapley.approximators._permutation import (
     check_sampler,
     make_sampler,
@@ -42,10 +43,7 @@ from skshapley.approximators._topk import (
     CMCS_WARM_UP_ROUNDS,
     TOPK_METHODS,
     TopKResult,
-    bonferroni_z,
     cmcs_warm_up_evaluations,
-    order_players,
-    pac_rule_holds,
     topk_shapley,
 )
 
