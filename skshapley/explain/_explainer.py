@@ -6,13 +6,10 @@ import time
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils import check_random_state, get_tags
 from sklearn.utils.validation import check_is_fitted
-from tqdm.auto import tqdm
 
-from skshapley._config import config_context, get_config
 from skshapley.approximators import METHOD_RECORDS, check_sampler
 from skshapley.explain._columns import (
     ColumnCodec,
@@ -30,12 +27,16 @@ from skshapley.explain._explainer_inputs import (
     per_group,
     select_background,
 )
+from skshapley.explain._explainer_rows import (
+    linear_values,
+    model_response,
+    sampled_values,
+    tree_values,
+)
 from skshapley.explain._explanation import Explanation
 from skshapley.explain._function import as_model
-from skshapley.explain._linear import explain_linear
 from skshapley.explain._plan import make_plan, time_evaluation
-from skshapley.explain._tree import check_tree_efficiency, explain_with_trees
-from skshapley.games import RESPONSE_METHODS, make_response_function, resolve_response_method
+from skshapley.games import RESPONSE_METHODS, resolve_response_method
 from skshapley.permutations import PermutationSampler
 from skshapley.utils import (
     HasMethods,
@@ -45,7 +46,6 @@ from skshapley.utils import (
     check_feature_names_in,
     finite_policy,
     fit_context,
-    group_matrix,
     resolve_device,
     restored_on_failure,
     takes_missing_values,
@@ -56,23 +56,6 @@ from skshapley.utils import (
 # The explainer's methods: TreeSHAP and linear models' closed form read the model, the
 # approximators' (their records) play its games.
 _METHODS = ("auto", "tree", "linear", *METHOD_RECORDS)
-
-
-def _model_response(estimator, response_method, feature_names, codec):
-    """The explained output as a function of float rows: called on the DataFrame the
-    codes stand for when there is a codec, else (with feature names) on a DataFrame."""
-    predict = make_response_function(estimator, response_method,
-                                     feature_names=None if codec else feature_names)
-    return predict if codec is None else codec.wrap(predict)
-
-
-def _explain_chunk(plan, estimator, X, background, response, config, device):
-    """Explain the rows of ``X`` by ``plan``; runs inside a joblib worker, which builds
-    the model's response function itself (closures do not travel to processes).
-    ``response`` is (response_method, feature_names, codec)."""
-    with config_context(**config):
-        predict = _model_response(estimator, *response)
-        return plan.explain_rows(predict, X, background, config, device)
 
 
 class ShapleyExplainer(TransformerMixin, BaseEstimator):
@@ -398,7 +381,7 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                                               getattr(self, "feature_names_in_", None))
         method = self.method
         feature_names = getattr(estimator, "feature_names_in_", None)
-        predict = _model_response(estimator, self.response_method, feature_names, codec)
+        predict = model_response(estimator, self.response_method, feature_names, codec)
         if resolve_device(self.device) is not None and (feature_names is not None
                                                         or codec is not None):
             raise ValueError(
@@ -487,39 +470,6 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
         codec, codes = codec.encode(X)
         return codec, codec.checked(codes, finite, "X")
 
-    def _explain(self, X) -> tuple[list, np.ndarray]:
-        codec, X = self._checked_rows(X, finite_policy(self.estimator_), reset=False)
-        check_missing_values_taken(
-            self.estimator_, _model_response(self.estimator_, self.response_method,
-                                             getattr(self.estimator_, "feature_names_in_",
-                                                     None), codec), X, "X")
-        n_rows = X.shape[0]
-        plan = self.plan_
-        n_jobs = 1 if self.n_jobs is None else self.n_jobs
-        if n_jobs == 1:
-            # rows share games of up to rows_per_game; the bar moves about ten times
-            chunk = 1 if plan.tol is not None else max(1, min(plan.rows_per_game,
-                                                              n_rows // 10))
-        else:
-            from joblib import effective_n_jobs
-
-            chunk = max(1, -(-n_rows // (4 * effective_n_jobs(n_jobs))))
-        response = (self.response_method, getattr(self.estimator_, "feature_names_in_", None),
-                    codec)
-        config = get_config()
-        tasks = (
-            delayed(_explain_chunk)(plan, self.estimator_, X[s : s + chunk], self.background_,
-                                    response, config, self.device)
-            for s in range(0, n_rows, chunk)
-        )
-        results = []
-        with tqdm(total=n_rows, disable=not self.progress, desc="Explaining rows",
-                  unit="row") as bar:
-            for chunk_results in Parallel(n_jobs=self.n_jobs, return_as="generator")(tasks):
-                results.extend(chunk_results)
-                bar.update(len(chunk_results))
-        return results, X
-
     def explain(self, X, interactions=False) -> Explanation:
         """Shapley values of the rows of ``X`` with their standard errors.
 
@@ -558,54 +508,17 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
                 "interactions=True needs method='tree' with "
                 "feature_perturbation='tree_path_dependent'."
             )
-        if getattr(self, "method_", None) == "tree":
-            # A float64 array that validate_data would pass as it is (the fitted width, all
-            # finite, the explainer fitted without column names or codes) skips it: its
-            # checks took a fifth of a one-row call.
-            if (type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2
-                    and X.shape[0] > 0 and X.shape[1] == self.n_features_in_
-                    and getattr(self, "codec_", None) is None
-                    and not hasattr(self, "feature_names_in_") and np.isfinite(X).all()):
-                codec = None
-            else:
-                # this call's codec: the fitted one, widened by values it has not seen
-                codec, X = self._checked_rows(X, finite_policy(self.estimator_),
-                                              reset=False)
-            feature_names = getattr(self.estimator_, "feature_names_in_", None)
-            values, base, inter = explain_with_trees(
-                self.tree_ensemble_, self._tree_output_map, X, self.background_,
-                self.feature_perturbation, model_rows(feature_names, codec),
-                interactions=interactions, groups=getattr(self, "_tree_groups", None))
-            check_tree_efficiency(
-                values, base, X, self.tree_ensemble_, self._tree_output_map,
-                model_rows(feature_names, codec), self.estimator_,
-                lambda: self._outputs(_model_response(self.estimator_, self.response_method,
-                                                      feature_names, codec), X))
-            std_errors = np.zeros_like(values)
-            n_evaluations = np.zeros(X.shape[0], dtype=np.int64)
-            n_draws = np.zeros(X.shape[0], dtype=np.int64)
-        elif getattr(self, "method_", None) == "linear":
-            codec, X = self._checked_rows(X, finite_policy(self.estimator_), reset=False)
-            feature_names = getattr(self.estimator_, "feature_names_in_", None)
-            check_missing_values_taken(self.estimator_, _model_response(
-                self.estimator_, self.response_method, feature_names, codec), X, "X")
-            values, base = explain_linear(self._linear_plan, X,
-                                          model_rows(feature_names, codec))
-            if column_group is not None:
-                # the model is additive in the columns, so a group's value is the sum of
-                # its columns' (the game over groups is additive too)
-                values = np.moveaxis(np.moveaxis(values, 1, -1)
-                                     @ group_matrix(column_group, d), -1, 1)
-            std_errors = np.zeros_like(values)
-            n_evaluations = np.zeros(X.shape[0], dtype=np.int64)
-            n_draws = np.zeros(X.shape[0], dtype=np.int64)
+        method = getattr(self, "method_", None)
+        if method == "tree":
+            X, values, base, inter = tree_values(self, X, interactions)
+        elif method == "linear":
+            X, values, base = linear_values(self, X, column_group, d)
         else:
-            rows, X = self._explain(X)
-            values = np.array([row.values for row in rows]).reshape(-1, d, k)
-            std_errors = np.array([row.std_errors for row in rows]).reshape(-1, d, k)
-            base = np.array([row.base_value for row in rows]).reshape(-1, k)
-            n_evaluations = np.array([row.n_evaluations for row in rows], dtype=np.int64)
-            n_draws = np.array([row.n_draws for row in rows], dtype=np.int64)
+            X, values, base, std_errors, n_evaluations, n_draws = sampled_values(self, X, d, k)
+        if method in ("tree", "linear"):  # exact: no errors, no evaluations
+            std_errors = np.zeros_like(values)
+            n_evaluations = np.zeros(X.shape[0], dtype=np.int64)
+            n_draws = np.zeros(X.shape[0], dtype=np.int64)
         if k == 1:
             values, std_errors, base = values[:, :, 0], std_errors[:, :, 0], base[:, 0]
             inter = None if inter is None else inter[..., 0]
