@@ -113,18 +113,18 @@ def test_lightgbm_linear_trees_are_refused_by_name():
 def test_tree_values_that_do_not_add_up_to_the_model_output_are_refused(monkeypatch):
     # The explained rows are checked too, not only the probe and background rows the
     # reader saw: a model computing more than its trees is not explained silently.
-    from skshapley.explain import _explainer
+    from skshapley.explain import _explainer_rows
 
     X, y = _data(5)
     model = GradientBoostingRegressor(n_estimators=10, random_state=0).fit(X, y)
     explainer = ShapleyExplainer(model, prefit=True, background=20, random_state=0).fit(X)
-    explain_with_trees = _explainer.explain_with_trees
+    explain_with_trees = _explainer_rows.explain_with_trees
 
     def misread(*args, **kwargs):
         values, base, inter = explain_with_trees(*args, **kwargs)
         return values + 1e-3 * (np.arange(len(values)) == 2)[:, None, None], base, inter
 
-    monkeypatch.setattr(_explainer, "explain_with_trees", misread)
+    monkeypatch.setattr(_explainer_rows, "explain_with_trees", misread)
     explainer.explain(X[:2])  # rows 0 and 1 are untouched
     with pytest.raises(ValueError, match="do not add up to the model's output"):
         explainer.explain(X[:3])
