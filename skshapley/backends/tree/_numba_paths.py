@@ -228,6 +228,18 @@ def _shap_rows(X, row_start, row_stop, path_start, path_stop, paths, max_u, out)
                     out[row_start + r, g, f] += coefficients[j, slot_of_row[r]] * v
 
 
+@register_jitable
+def _part_range(part, by_rows, n_rows, n_paths):
+    """(row_lo, row_hi, path_lo, path_hi) of part ``part`` of a parts kernel: row block
+    ``part`` over every path, or path chunk ``part`` of every row. One call site of the
+    row kernel follows it, so the row kernel is compiled once (a literal 0 for the first
+    path would make numba compile a second specialisation)."""
+    if by_rows:
+        return part * ROW_BLOCK, min(n_rows, (part + 1) * ROW_BLOCK), 0, n_paths
+    chunk = (n_paths + PATH_CHUNKS - 1) // PATH_CHUNKS
+    return 0, n_rows, min(n_paths, part * chunk), min(n_paths, (part + 1) * chunk)
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def _shap_parts(X, first, stop, by_rows, paths, max_u, out, buffers):
     """Parts ``first .. stop - 1`` of ``tree_path_shap``: with ``by_rows`` part b is row
@@ -235,19 +247,9 @@ def _shap_parts(X, first, stop, by_rows, paths, max_u, out, buffers):
     (``buffers[c]``)."""
     n_rows = X.shape[0]
     n_paths = len(paths.path_ptr) - 1
-    chunk = (n_paths + PATH_CHUNKS - 1) // PATH_CHUNKS
     for part in range(first, stop):
-        # one call site, so the row kernel is compiled once (a literal 0 for the first
-        # path would make numba compile a second specialisation)
-        if by_rows:
-            row_lo, row_hi = part * ROW_BLOCK, min(n_rows, (part + 1) * ROW_BLOCK)
-            path_lo, path_hi = 0, n_paths
-            target = out
-        else:
-            row_lo, row_hi = 0, n_rows
-            path_lo = min(n_paths, part * chunk)
-            path_hi = min(n_paths, (part + 1) * chunk)
-            target = buffers[part]
+        row_lo, row_hi, path_lo, path_hi = _part_range(part, by_rows, n_rows, n_paths)
+        target = out if by_rows else buffers[part]
         for lo in range(row_lo, row_hi, ROW_BLOCK):  # row blocks bound the scratch
             _shap_rows(X, lo, min(row_hi, lo + ROW_BLOCK), path_lo, path_hi, paths, max_u,
                        target)
@@ -367,19 +369,9 @@ def _interaction_parts(X, first, stop, by_rows, paths, max_u, out, buffers):
     """Parts of ``tree_path_interactions``, as in ``_shap_parts``."""
     n_rows = X.shape[0]
     n_paths = len(paths.path_ptr) - 1
-    chunk = (n_paths + PATH_CHUNKS - 1) // PATH_CHUNKS
     for part in range(first, stop):
-        # one call site, so the row kernel is compiled once (a literal 0 for the first
-        # path would make numba compile a second specialisation)
-        if by_rows:
-            row_lo, row_hi = part * ROW_BLOCK, min(n_rows, (part + 1) * ROW_BLOCK)
-            path_lo, path_hi = 0, n_paths
-            target = out
-        else:
-            row_lo, row_hi = 0, n_rows
-            path_lo = min(n_paths, part * chunk)
-            path_hi = min(n_paths, (part + 1) * chunk)
-            target = buffers[part]
+        row_lo, row_hi, path_lo, path_hi = _part_range(part, by_rows, n_rows, n_paths)
+        target = out if by_rows else buffers[part]
         for lo in range(row_lo, row_hi, ROW_BLOCK):  # row blocks bound the scratch
             _interaction_rows(X, lo, min(row_hi, lo + ROW_BLOCK), path_lo, path_hi, paths,
                               max_u, target)

@@ -20,12 +20,12 @@ from skshapley.backends.tree._numba_index import (
 )
 from skshapley.backends.tree._numba_paths import (
     DIRECT_PATTERNS,
-    PATH_CHUNKS,
     ROW_BLOCK,
     _distinct_patterns,
     _in_parts,
     _mark_satisfied,
     _max_length,
+    _part_range,
     _satisfied,
     _set_satisfied,
 )
@@ -302,19 +302,9 @@ def _interventional_parts(X, first, stop, by_rows, patterns, counts, n_distinct,
     """Parts of ``tree_interventional_shap``, as in ``_numba_paths._shap_parts``."""
     n_rows = X.shape[0]
     n_paths = len(paths.path_ptr) - 1
-    chunk = (n_paths + PATH_CHUNKS - 1) // PATH_CHUNKS
     for part in range(first, stop):
-        # one call site, so the row kernel is compiled once (a literal 0 for the first
-        # path would make numba compile a second specialisation)
-        if by_rows:
-            row_lo, row_hi = part * ROW_BLOCK, min(n_rows, (part + 1) * ROW_BLOCK)
-            path_lo, path_hi = 0, n_paths
-            target = out
-        else:
-            row_lo, row_hi = 0, n_rows
-            path_lo = min(n_paths, part * chunk)
-            path_hi = min(n_paths, (part + 1) * chunk)
-            target = buffers[part]
+        row_lo, row_hi, path_lo, path_hi = _part_range(part, by_rows, n_rows, n_paths)
+        target = out if by_rows else buffers[part]
         for lo in range(row_lo, row_hi, ROW_BLOCK):  # row blocks bound the scratch
             _interventional_rows(X, lo, min(row_hi, lo + ROW_BLOCK), path_lo, path_hi,
                                  patterns, counts, n_distinct, n_background, paths, target,
