@@ -141,6 +141,20 @@ def _products_excluding_one(a):
     return prefix * suffix
 
 
+def _path_quadrature(X, p, paths):
+    """Path p's features f, one-minus-zero fractions d = o - z (n_rows, u), and the
+    Gauss-Legendre weights w (q,) and factors a_k(t) = z_k + d_k t at their nodes
+    (n_rows, q, u) whose products integrate the path's Shapley weights exactly
+    (q = ceil(u / 2) nodes for polynomials of degree u - 1)."""
+    f, o = _path_elements(X, p, paths)
+    u = len(f)
+    z = paths.zero_fraction[paths.path_ptr[p]:paths.path_ptr[p + 1]]
+    q = (u + 1) // 2
+    t, w = LEGENDRE_NODES[q, :q], LEGENDRE_WEIGHTS[q, :q]
+    a = z[None, :, None] + (o - z)[:, :, None] * t[None, None, :]  # (n, u, q)
+    return f, o - z, w, np.moveaxis(a, 1, -1)
+
+
 def tree_path_shap(X, paths, out):
     """Path-dependent TreeSHAP in the per-path form above: add every path's contributions
     to ``out``.
@@ -156,19 +170,13 @@ def tree_path_shap(X, paths, out):
     -------
     out
     """
-    path_ptr, zero_fraction = paths.path_ptr, paths.zero_fraction
+    path_ptr = paths.path_ptr
     out_ptr, out_index, out_value = paths.out_ptr, paths.out_index, paths.out_value
     for p in range(len(path_ptr) - 1):
-        f, o = _path_elements(X, p, paths)
-        u = len(f)
-        if u == 0:
+        f, d, w, a = _path_quadrature(X, p, paths)
+        if len(f) == 0:
             continue
-        z = zero_fraction[path_ptr[p]:path_ptr[p + 1]]
-        q = (u + 1) // 2
-        t, w = LEGENDRE_NODES[q, :q], LEGENDRE_WEIGHTS[q, :q]
-        a = z[None, :, None] + (o - z)[:, :, None] * t[None, None, :]  # (n, u, q)
-        excluded = _products_excluding_one(np.moveaxis(a, 1, -1))  # (n, q, u)
-        coefficients = (o - z) * np.einsum("q,nqu->nu", w, excluded)
+        coefficients = d * np.einsum("q,nqu->nu", w, _products_excluding_one(a))
         for k in range(out_ptr[p], out_ptr[p + 1]):
             np.add.at(out, (slice(None), out_index[k], f), coefficients * out_value[k])
     return out
@@ -182,20 +190,14 @@ def tree_path_interactions(X, paths, out):
     Off-diagonal phi_ij = v/2 (o_i - z_i)(o_j - z_j) * integral prod_{k != i, j} a_k(t) dt;
     the diagonal gets phi_i - sum_{j != i} phi_ij, so rows sum to the SHAP values.
     """
-    path_ptr, zero_fraction = paths.path_ptr, paths.zero_fraction
+    path_ptr = paths.path_ptr
     out_ptr, out_index, out_value = paths.out_ptr, paths.out_index, paths.out_value
     n_rows = X.shape[0]
     for p in range(len(path_ptr) - 1):
-        f, o = _path_elements(X, p, paths)
+        f, d, w, a = _path_quadrature(X, p, paths)
         u = len(f)
         if u == 0:
             continue
-        z = zero_fraction[path_ptr[p]:path_ptr[p + 1]]
-        q = (u + 1) // 2
-        t, w = LEGENDRE_NODES[q, :q], LEGENDRE_WEIGHTS[q, :q]
-        a = z[None, :, None] + (o - z)[:, :, None] * t[None, None, :]  # (n, u, q)
-        a = np.moveaxis(a, 1, -1)  # (n, q, u)
-        d = o - z
         phi = d * np.einsum("q,nqu->nu", w, _products_excluding_one(a))
         pair = np.zeros((n_rows, u, u))
         for j in range(u):
