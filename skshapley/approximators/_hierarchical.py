@@ -12,6 +12,7 @@ quantity over a binary clustering.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -232,7 +233,7 @@ def owen_values(game, hierarchy, budget=None, *, exact=None, tol=None,
     result = permutation_shapley(
         game, budget, sampler=HierarchicalOrderings(hierarchy, rng=random_state),
         tol=tol, quantile_level=quantile_level, random_state=random_state)
-    return ShapleyResult(**{**result.__dict__, "method": "hierarchical"})
+    return replace(result, method="hierarchical")
 
 
 def _hierarchical_cost(n_players, budget, n_outputs):

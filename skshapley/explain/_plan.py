@@ -309,8 +309,6 @@ def _hierarchical_plan(method, sampler, max_evals, tol, hierarchy, *, n_outputs,
                 f"sampling needs at least {minimum} evaluations per row (one pair of "
                 f"orderings) and enumeration {need}; increase max_evals."
             )
-        check_budget_fits("permutation", d, budget, n_outputs,
-                          working_memory=working_memory, name="max_evals")
     per_row = HIERARCHICAL.cost(d, budget, n_outputs).memory_bytes
     rows_per_game = 1 if tol is not None else max(1, min(ROWS_PER_GAME,
                                                         chunk_rows(per_row, working_memory)))

@@ -196,8 +196,9 @@ def from_nested(nested, names, *, has_names=True, caller="ShapleyExplainer") -> 
     if root >= 0:  # one column
         return Hierarchy(len(names), ())
     n = len(names)
-    renumber = lambda node: node if node >= 0 else n + (-node - 1)  # noqa: E731
-    return Hierarchy(n, tuple(tuple(renumber(kid) for kid in kids) for kids in children))
+    # internal node -k (the k-th built) is node n + k - 1 of the Hierarchy
+    return Hierarchy(n, tuple(tuple(kid if kid >= 0 else n - kid - 1 for kid in kids)
+                              for kids in children))
 
 
 def check_hierarchy(groups, X, names, *, has_names=True, caller="ShapleyExplainer"):
