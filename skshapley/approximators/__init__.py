@@ -14,13 +14,9 @@ from skshapley.approximators._api import (
     shapley_values,
 )
 from skshapley.approximators._exact import MAX_EXACT_PLAYERS, all_coalitions, exact_shapley
-from skshapley.approximators._hierarchical import (
-    HIERARCHICAL,
-    MAX_EXACT_EVALUATIONS,
-    exact_evaluations,
-    owen_values,
-)
+from skshapley.approximators._hierarchical import HIERARCHICAL, owen_values
 from skshapley.approximators._owen import owen_shapley
+from skshapley.approximators._owen_enumeration import MAX_EXACT_EVALUATIONS, exact_evaluations
 from skshapley.approximators._pac import bonferroni_z, order_players, pac_rule_holds
 from skshapley.approximators._permutation import (
     check_sampler,

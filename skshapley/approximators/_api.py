@@ -7,6 +7,7 @@ from numbers import Integral, Real
 
 from skshapley.approximators._adaptive import ADAPTIVE, ADAPTIVE_BUDGET_PER_PLAYER
 from skshapley.approximators._coalitions import minimum_design_budget
+from skshapley.approximators._constraints import BUDGET, GAME, TOL, validate_game_params
 from skshapley.approximators._exact import EXACT, MAX_EXACT_PLAYERS
 from skshapley.approximators._owen import OWEN, OWEN_HALVED
 from skshapley.approximators._permutation import PERMUTATION
@@ -23,7 +24,6 @@ from skshapley.approximators._stratified import STRATIFIED
 from skshapley.approximators._svarm import SVARM
 from skshapley.utils import (
     RANDOM_STATE,
-    HasMethods,
     Hidden,
     NumberInterval,
     StrOptions,
@@ -39,8 +39,6 @@ METHODS = ("auto", *METHOD_RECORDS)
 
 # The constraints (see ``validate_params``) the functions below share.
 _N_PLAYERS = [NumberInterval(Integral, 1, None, closed="left")]
-_BUDGET = [NumberInterval(Integral, 1, None, closed="left")]
-_TOL = [NumberInterval(Real, 0, None, closed="neither"), None]
 _N_OUTPUTS = [NumberInterval(Integral, 1, None, closed="left")]
 _WORKING_MEMORY = [NumberInterval(Real, 0, None, closed="neither"), None]
 # A method whose record is read (not "auto")
@@ -96,7 +94,7 @@ MIN_ORTHOGONAL_FRAMES = 10
 
 # the sampler passes through unchecked: any value but "auto" is returned as it is, for
 # the approximator to check (check_sampler)
-@validate_params({"sampler": "no_validation", "n_players": _N_PLAYERS, "budget": _BUDGET},
+@validate_params({"sampler": "no_validation", "n_players": _N_PLAYERS, "budget": BUDGET},
                  prefer_skip_nested_validation=True)
 def resolve_sampler(sampler, n_players: int, budget: int):
     """``"auto"``: orthogonal frames when the budget buys at least
@@ -150,8 +148,8 @@ def _fits(record, n_players, budget, n_outputs, working_memory, seconds_allowed,
 _CHOICE_CONSTRAINTS = {
     "method": [str],
     "n_players": _N_PLAYERS,
-    "budget": _BUDGET,
-    "tol": _TOL,
+    "budget": BUDGET,
+    "tol": TOL,
     "evaluation_seconds": [NumberInterval(Real, 0, None, closed="left"), callable, None],
     "n_outputs": _N_OUTPUTS,
     "working_memory": _WORKING_MEMORY,
@@ -275,7 +273,7 @@ def largest_budget_in_memory(method: str, n_players: int, n_outputs: int = 1,
     {
         "method": _RECORDED_METHOD,
         "n_players": _N_PLAYERS,
-        "budget": _BUDGET,
+        "budget": BUDGET,
         "n_outputs": _N_OUTPUTS,
         "working_memory": _WORKING_MEMORY,
         "name": [str],
@@ -302,17 +300,15 @@ def check_budget_fits(method: str, n_players: int, budget: int, n_outputs: int =
         )
 
 
-@validate_params(
+@validate_game_params(
     {
-        "game": [HasMethods(["values"])],
+        "game": GAME,
         # "tree" and "linear" pass to check_method, which points them to the explainer
         "method": [StrOptions(set(METHODS)), Hidden(StrOptions({"tree", "linear"}))],
-        "budget": [*_BUDGET, None],
-        "tol": _TOL,
+        "budget": [*BUDGET, None],
+        "tol": TOL,
         "random_state": RANDOM_STATE,
     },
-    # the game may fit the user's estimators (RefitGame): their checks stay on
-    prefer_skip_nested_validation=False,
 )
 def shapley_values(game, method="auto", budget=None, tol=None, random_state=None,
                    **options) -> ShapleyResult:

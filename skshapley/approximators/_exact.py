@@ -7,10 +7,11 @@ from numbers import Integral
 import numpy as np
 
 from skshapley.approximators._common import as_matrix, scalar_or_array, squeeze_outputs
+from skshapley.approximators._constraints import BUDGET, GAME, validate_game_params
 from skshapley.approximators._records import MethodCost, MethodRecord
 from skshapley.approximators._result import ShapleyResult
 from skshapley.backends import get_backend
-from skshapley.utils import HasMethods, NumberInterval, validate_params
+from skshapley.utils import NumberInterval, validate_params
 
 MAX_EXACT_PLAYERS = 20
 
@@ -23,15 +24,12 @@ def all_coalitions(n_players: int) -> np.ndarray:
     return ((masks[:, None] >> np.arange(n_players)) & 1).astype(bool)
 
 
-@validate_params(
+@validate_game_params(
     {
-        "game": [HasMethods(["values"])],
-        # at least 2^d, checked against the game below
-        "budget": [NumberInterval(Integral, 1, None, closed="left"), None],
+        "game": GAME,
+        "budget": [*BUDGET, None],  # at least 2^d, checked against the game below
         "max_players": [NumberInterval(Integral, 0, None, closed="left")],
     },
-    # the game may fit the user's estimators (RefitGame): their checks stay on
-    prefer_skip_nested_validation=False,
 )
 def exact_shapley(game, budget=None, *, max_players=MAX_EXACT_PLAYERS) -> ShapleyResult:
     """Exact Shapley values of ``game`` by enumeration.

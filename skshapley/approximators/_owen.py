@@ -5,12 +5,13 @@ contribution to a random coalition that holds every other player with probabilit
 from __future__ import annotations
 
 import warnings
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 
 from skshapley.approximators._common import as_matrix
-from skshapley.approximators._records import MethodCost, MethodRecord
+from skshapley.approximators._constraints import BUDGET, GAME, QUANTILE_LEVEL, validate_game_params
+from skshapley.approximators._records import MethodRecord, held_coalitions_cost
 from skshapley.approximators._result import ShapleyResult
 from skshapley.approximators._risk import (
     overall_error_quantile,
@@ -20,11 +21,9 @@ from skshapley.approximators._risk import (
 from skshapley.exceptions import BudgetWarning
 from skshapley.utils import (
     RANDOM_STATE,
-    HasMethods,
     NumberInterval,
     StrOptions,
     as_generator,
-    validate_params,
 )
 
 QUADRATURES = ("trapezoid", "equal", "stratified")
@@ -62,18 +61,16 @@ def _auto_runs(n_masks: int) -> int:
     return int(min(32, max(2, np.sqrt(n_masks)), max(2, n_masks // 2)))
 
 
-@validate_params(
+@validate_game_params(
     {
-        "game": [HasMethods(["values"])],
-        "budget": [NumberInterval(Integral, 1, None, closed="left")],
+        "game": GAME,
+        "budget": BUDGET,
         "halved": ["boolean"],
         "n_runs": [NumberInterval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "quadrature": [StrOptions(set(QUADRATURES))],
-        "quantile_level": [NumberInterval(Real, 0, 1, closed="neither")],
+        "quantile_level": QUANTILE_LEVEL,
         "random_state": RANDOM_STATE,
     },
-    # the game may fit the user's estimators (RefitGame): their checks stay on
-    prefer_skip_nested_validation=False,
 )
 def owen_shapley(game, budget: int, *, halved: bool = False, n_runs="auto",
                  quadrature: str = "trapezoid", quantile_level: float = 0.95,
@@ -240,8 +237,7 @@ def _owen_record(name, halved):
         run=lambda game, budget, *, tol=None, random_state=None, **options: owen_shapley(
             game, budget, halved=halved, random_state=random_state, **options),
         minimum_budget=lambda n_players, unit=1: 2 + 4 * (n_players + 1),
-        cost=lambda d, budget, k: MethodCost(memory_bytes=budget * (d + 8.0 * k),
-                                             flops=8.0 * budget * d * k),
+        cost=held_coalitions_cost,
     )
 
 

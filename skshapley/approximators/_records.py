@@ -28,6 +28,14 @@ class MethodCost(NamedTuple):
     flops: float
 
 
+def held_coalitions_cost(n_players, budget, n_outputs) -> MethodCost:
+    """The cost of an estimator that holds all its coalitions at once, a bool row and
+    ``n_outputs`` float64 values each, and does O(d k) work per coalition (Owen sampling,
+    stratified sampling, and enumeration over a hierarchy)."""
+    return MethodCost(memory_bytes=budget * (n_players + 8.0 * n_outputs),
+                      flops=8.0 * budget * n_players * n_outputs)
+
+
 @dataclass(frozen=True)
 class MethodRecord:
     """One approximator, as the rest of the library sees it.

@@ -26,7 +26,7 @@ characters that the first fit leaves in its residuals is the surrogate of
 from __future__ import annotations
 
 from math import comb
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 
@@ -36,6 +36,7 @@ from skshapley.approximators._coalitions import (
     paired_design,
 )
 from skshapley.approximators._common import as_matrix
+from skshapley.approximators._constraints import BUDGET, GAME, QUANTILE_LEVEL, validate_game_params
 from skshapley.approximators._exact import exact_shapley
 from skshapley.approximators._records import MethodCost, MethodRecord
 from skshapley.approximators._regression_features import (  # noqa: E402
@@ -63,12 +64,10 @@ from skshapley.approximators._wls import constrained_wls, stratified_factor
 from skshapley.permutations import SAMPLERS, PermutationSampler
 from skshapley.utils import (
     RANDOM_STATE,
-    HasMethods,
     NumberInterval,
     StrOptions,
     as_generator,
     threadpool_limits,
-    validate_params,
 )
 
 REGRESSION_METHODS = ("kernel", "leverage", "kadd", "surrogate")
@@ -84,10 +83,10 @@ def _too_small(method, budget, d):
     )
 
 
-@validate_params(
+@validate_game_params(
     {
-        "game": [HasMethods(["values"])],
-        "budget": [NumberInterval(Integral, 1, None, closed="left")],
+        "game": GAME,
+        "budget": BUDGET,
         "method": [StrOptions(set(REGRESSION_METHODS))],
         "order": [NumberInterval(Integral, 1, None, closed="left")],
         "max_terms": [NumberInterval(Integral, 0, None, closed="left"), None],
@@ -95,11 +94,9 @@ def _too_small(method, budget, d):
         "allocation": [StrOptions(set(ALLOCATIONS)), None],
         "coalition_sampler": [StrOptions({"random", *SAMPLERS}), PermutationSampler],
         "enumerate_sizes": [tuple, list],
-        "quantile_level": [NumberInterval(Real, 0, 1, closed="neither")],
+        "quantile_level": QUANTILE_LEVEL,
         "random_state": RANDOM_STATE,
     },
-    # the game may fit the user's estimators (RefitGame): their checks stay on
-    prefer_skip_nested_validation=False,
 )
 def regression_shapley(game, budget: int, *, method: str = "kernel", order: int = 2,
                        max_terms: int | None = None, max_cv_terms: int | None = None,

@@ -5,12 +5,12 @@ with Neyman-type allocation)."""
 from __future__ import annotations
 
 import warnings
-from numbers import Integral, Real
 
 import numpy as np
 
 from skshapley.approximators._common import as_matrix
-from skshapley.approximators._records import MethodCost, MethodRecord
+from skshapley.approximators._constraints import BUDGET, GAME, QUANTILE_LEVEL, validate_game_params
+from skshapley.approximators._records import MethodRecord, held_coalitions_cost
 from skshapley.approximators._result import ShapleyResult
 from skshapley.approximators._risk import (
     overall_error_quantile,
@@ -20,11 +20,8 @@ from skshapley.approximators._risk import (
 from skshapley.exceptions import BudgetWarning
 from skshapley.utils import (
     RANDOM_STATE,
-    HasMethods,
-    NumberInterval,
     StrOptions,
     as_generator,
-    validate_params,
 )
 
 
@@ -99,16 +96,14 @@ def _allocate(variances, total):
     return counts
 
 
-@validate_params(
+@validate_game_params(
     {
-        "game": [HasMethods(["values"])],
-        "budget": [NumberInterval(Integral, 1, None, closed="left")],
+        "game": GAME,
+        "budget": BUDGET,
         "allocation": [StrOptions(set(ALLOCATIONS))],
-        "quantile_level": [NumberInterval(Real, 0, 1, closed="neither")],
+        "quantile_level": QUANTILE_LEVEL,
         "random_state": RANDOM_STATE,
     },
-    # the game may fit the user's estimators (RefitGame): their checks stay on
-    prefer_skip_nested_validation=False,
 )
 def stratified_shapley(game, budget: int, *, allocation: str = "variance",
                        quantile_level: float = 0.95, random_state=None) -> ShapleyResult:
@@ -257,8 +252,7 @@ STRATIFIED = MethodRecord(
     run=lambda game, budget, *, tol=None, random_state=None, **options: stratified_shapley(
         game, budget, random_state=random_state, **options),
     minimum_budget=_stratified_minimum_budget,
-    cost=lambda d, budget, k: MethodCost(memory_bytes=budget * (d + 8.0 * k),
-                                         flops=8.0 * budget * d * k),
+    cost=held_coalitions_cost,
     # its allocation looks at the values of the row, so rows cannot share coalitions
     shares_game=False,
 )

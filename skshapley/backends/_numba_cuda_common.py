@@ -31,27 +31,24 @@ def launch(kernel, launch, inputs, out, update=False):
     return out
 
 
-@cuda.jit(device=True)
-def block_sum(shared, value):
-    """Tree reduction of one float64 per thread over a block of ``BLOCK_THREADS``; every
-    thread gets it."""
-    tid = cuda.threadIdx.x
-    shared[tid] = value
-    cuda.syncthreads()
-    width = BLOCK_THREADS // 2
-    while width > 0:
-        if tid < width:
-            shared[tid] += shared[tid + width]
-        cuda.syncthreads()
-        width //= 2
-    total = shared[0]
-    cuda.syncthreads()
-    return total
+@cuda.jit(device=True, inline=True)
+def thread_cell(n_rows, n_cols):
+    """(row, column) of this thread's element of a row-major (n_rows, n_cols) array in a
+    one-thread-per-element launch (:func:`grid`), or (-1, -1) for a thread past its end."""
+    element = cuda.grid(1)
+    if element >= n_rows * n_cols:
+        return -1, -1
+    return element // n_cols, element % n_cols
+
+
+# What block_reduce combines: a sum, a maximum or a minimum.
+_SUM, _MAX, _MIN = 0, 1, 2
 
 
 @cuda.jit(device=True)
-def block_extreme(shared, value, take_max):
-    """The block's maximum (``take_max``) or minimum of one float64 per thread."""
+def _block_reduce(shared, value, how):
+    """Tree reduction of one float64 per thread over a block of ``BLOCK_THREADS`` in
+    ``shared``; every thread gets the result."""
     tid = cuda.threadIdx.x
     shared[tid] = value
     cuda.syncthreads()
@@ -59,10 +56,24 @@ def block_extreme(shared, value, take_max):
     while width > 0:
         if tid < width:
             other = shared[tid + width]
-            if (other > shared[tid]) if take_max else (other < shared[tid]):
+            if how == _SUM:
+                shared[tid] += other
+            elif (other > shared[tid]) if how == _MAX else (other < shared[tid]):
                 shared[tid] = other
         cuda.syncthreads()
         width //= 2
     result = shared[0]
     cuda.syncthreads()
     return result
+
+
+@cuda.jit(device=True)
+def block_sum(shared, value):
+    """The block's sum of one float64 per thread; every thread gets it."""
+    return _block_reduce(shared, value, _SUM)
+
+
+@cuda.jit(device=True)
+def block_extreme(shared, value, take_max):
+    """The block's maximum (``take_max``) or minimum of one float64 per thread."""
+    return _block_reduce(shared, value, _MAX if take_max else _MIN)

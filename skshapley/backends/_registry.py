@@ -193,27 +193,40 @@ def choose_backend(requested, work=0.0, max_path=0, needed=(), available=None):
     Returns
     -------
     name : str
-        ``requested`` unless it is "auto"; for "auto", the first GPU backend of
-        ``GPU_ORDER`` that has every needed kernel when every needed kernel's domain has a
-        GPU threshold that ``work`` reaches (and paths are at most ``GPU_MAX_PATH``), else
-        "auto", which :func:`get_backend` resolves to the first of ``CPU_ORDER`` that can
-        run here.
+        ``requested`` unless it is "auto"; for "auto", the concrete backend it picks: the
+        first GPU backend of ``GPU_ORDER`` that has every needed kernel when every needed
+        kernel's domain has a GPU threshold that ``work`` reaches (and paths are at most
+        ``GPU_MAX_PATH``), else the first of ``CPU_ORDER`` that can run here.
 
     Examples
     --------
-    >>> from skshapley.backends._registry import choose_backend
+    >>> from skshapley.backends._registry import CPU_ORDER, choose_backend
     >>> choose_backend("numpy", work=1e12, needed=("tree_path_shap",))
     'numpy'
-    >>> choose_backend("auto", work=10.0, needed=("tree_path_shap",))
-    'auto'
+    >>> choose_backend("auto", work=10.0, needed=("tree_path_shap",)) in CPU_ORDER
+    True
     """
     if requested is None:
         requested = get_config()["backend"]
-    if requested != "auto" or not needed or max_path > GPU_MAX_PATH:
+    if requested != "auto":
         return requested
+    gpu = _gpu_backend(work, max_path, needed, available) if needed else None
+    return gpu if gpu is not None else _cpu_backend()
+
+
+def _cpu_backend():
+    """The first of ``CPU_ORDER`` that can run here (NumPy always can)."""
+    return next(name for name in CPU_ORDER if _REGISTRY[name].is_available())
+
+
+def _gpu_backend(work, max_path, needed, available):
+    """The first of ``GPU_ORDER`` with every kernel of ``needed``, when the GPU
+    thresholds of their domains allow a GPU; else None (see :func:`choose_backend`)."""
+    if max_path > GPU_MAX_PATH:
+        return None
     thresholds = [GPU_MIN_WORK_BY_DOMAIN.get(DOMAIN_OF.get(name)) for name in needed]
     if None in thresholds or work < max(thresholds):
-        return requested
+        return None
     if available is None:
         available = {name: get_backend(name) for name in GPU_ORDER
                      if name in _REGISTRY and _REGISTRY[name].is_available()}
@@ -221,7 +234,7 @@ def choose_backend(requested, work=0.0, max_path=0, needed=(), available=None):
         namespace = available.get(name)
         if namespace is not None and all(has_kernel(namespace, k) for k in needed):
             return name
-    return requested
+    return None
 
 
 def available_backends(verbose: bool = False):
@@ -313,7 +326,7 @@ def get_backend(name: str | None = None):
     if name is None:
         name = get_config()["backend"]
     if name == "auto":
-        name = next(n for n in CPU_ORDER if _REGISTRY[n].is_available())
+        name = _cpu_backend()
     if name not in _REGISTRY:
         raise ValueError(
             f"Unknown backend {name!r}; registered backends are {sorted(_REGISTRY)} "

@@ -12,12 +12,15 @@ from skshapley.cli._common import (
     UsageError,
     add_data_arguments,
     add_debug_argument,
+    add_plot_argument,
+    add_seed_argument,
     check_output_path,
     fraction,
     non_negative,
     positive_int,
+    print_ranking,
     save_figure,
-    seed,
+    use_agg,
 )
 from skshapley.cli._data import data_or_diabetes
 
@@ -48,21 +51,17 @@ def add_parser(subparsers):
     attribute.add_argument("--tol", type=float, default=1e-2,
                            help="stop once the estimated 95 %% error is below TOL "
                                 "(default 0.01)")
-    attribute.add_argument("--output", default="skshapley_attribution.png", metavar="PATH",
-                           help="bar chart (default skshapley_attribution.png; an "
-                                "existing file is overwritten)")
-    attribute.add_argument("--random-state", type=seed, default=0,
-                           help="seed of the train/test split and the sampling (default 0)")
+    add_plot_argument(attribute, "skshapley_attribution.png", "bar chart")
+    add_seed_argument(attribute, "the train/test split and the sampling")
     add_debug_argument(attribute)
     return attribute
 
 
 def run(args) -> int:
     """Fit, attribute the test R², write the bar chart, print the table."""
-    import matplotlib
     import numpy as np
 
-    matplotlib.use("Agg")
+    use_agg()
     from sklearn.model_selection import train_test_split
 
     from skshapley.attribution import lsspa
@@ -95,11 +94,9 @@ def run(args) -> int:
               "read as class labels; attribute fits a least-squares regression all the "
               "same", file=out)
     order = np.argsort(-result.attribution, kind="stable")
-    width = max(len("feature"), *(len(name) for name in names))
-    print(f"{'rank':>4}  {'feature':<{width}}  {'share of R²':>12}  {'± 95 %':>8}", file=out)
-    for rank, j in enumerate(order, start=1):
-        print(f"{rank:>4}  {names[j]:<{width}}  {result.attribution[j]:>12.4f}  "
-              f"{result.attribution_errors[j]:>8.4f}", file=out)
+    print_ranking(out, names, order, [
+        ("share of R²", 12, [f"{share:.4f}" for share in result.attribution]),
+        ("± 95 %", 8, [f"{error:.4f}" for error in result.attribution_errors])])
     print(f"bar chart written to {args.output}", file=out)
     return ExitCode.OK
 

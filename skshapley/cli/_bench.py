@@ -16,11 +16,13 @@ from skshapley.cli._common import (
     ExitCode,
     UsageError,
     add_debug_argument,
+    add_plot_argument,
+    add_seed_argument,
     check_distinct,
     check_writable,
     positive_int,
     save_figure,
-    seed,
+    use_agg,
     written_atomically,
 )
 
@@ -67,11 +69,9 @@ def add_parser(subparsers):
                             f"{MAX_ROWS['unanimity']} for unanimity)")
     bench.add_argument("--csv", metavar="PATH", help="write the table as CSV here (an "
                                                      "existing file is overwritten)")
-    bench.add_argument("--plot", default="skshapley_bench.png", metavar="PNG",
-                       help="relative error against budget (default skshapley_bench.png; "
-                            "an existing file is overwritten)")
-    bench.add_argument("--random-state", type=seed, default=0,
-                       help="seed of the model, the games and the sampling (default 0)")
+    add_plot_argument(bench, "skshapley_bench.png", "relative error against budget",
+                      option="--plot", metavar="PNG")
+    add_seed_argument(bench, "the model, the games and the sampling")
     bench.add_argument("--progress", action="store_true", help="show a progress bar")
     add_debug_argument(bench)
     return bench
@@ -161,9 +161,7 @@ def run(args) -> int:
     """Run every (method, budget) cell, print the table, write the CSV and the plot."""
     import time
 
-    import matplotlib
-
-    matplotlib.use("Agg")
+    use_agg()
     import numpy as np
     from tqdm.auto import tqdm
 

@@ -1,6 +1,6 @@
-"""What the commands share: the exit codes and :class:`UsageError`, the argument parser
-and its option types, and the files they write (checked before the work, written
-through a temporary file).
+"""What the commands share: the exit codes and :class:`UsageError`, the argument parser,
+its option types and the options several commands take, the ranked tables they print,
+and the files they write (checked before the work, written through a temporary file).
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import argparse
 import contextlib
 import os
 import stat
+import sys
 import tempfile
 from enum import IntEnum
 from pathlib import Path
@@ -49,6 +50,42 @@ def add_data_arguments(parser, target=True):
 def add_debug_argument(parser):
     """``--debug``: show tracebacks instead of one-line errors."""
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+
+
+def add_seed_argument(parser, what):
+    """``--random-state``: the seed of ``what`` (default 0)."""
+    parser.add_argument("--random-state", type=seed, default=0,
+                        help=f"seed of {what} (default 0)")
+
+
+def add_n_jobs_argument(parser, what):
+    """``--n-jobs``: ``what`` runs in parallel (default 1; -1: all cores)."""
+    parser.add_argument("--n-jobs", type=n_jobs, default=None,
+                        help=f"{what} (default 1; -1: all cores)")
+
+
+def add_plot_argument(parser, default, what, *, option="--output", metavar="PATH",
+                      note=None):
+    """The option naming the plot a command writes: ``what`` it shows, its ``default``
+    file and a ``note`` on the name, if any."""
+    note = f"{note}; " if note else ""
+    parser.add_argument(option, default=default, metavar=metavar,
+                        help=f"{what} (default {default}; {note}an existing file is "
+                             "overwritten)")
+
+
+def add_progress_argument(parser, over):
+    """``--progress/--no-progress``: a progress bar ``over`` what the command runs;
+    default: when stderr is a terminal (:func:`show_progress`)."""
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help=f"show a progress bar over {over} (default: when stderr is "
+                             "a terminal)")
+
+
+def show_progress(args):
+    """``--progress`` as given, else a bar on a terminal only: the work takes a while, and
+    a bar in a log file or a pipe is noise."""
+    return args.progress if args.progress is not None else sys.stderr.isatty()
 
 
 def _argument_type(convert, accept, wanted, name):
@@ -93,26 +130,31 @@ def max_evals(text):
     return "auto" if text == "auto" else positive_int(text)
 
 
-def groups_json(text):
-    """An argparse ``type``: ``--groups`` as a JSON object (name -> columns), a list of
-    lists of columns, lists nested three deep (a hierarchy: Owen values), or the word
-    ``correlation`` (a hierarchy clustered from the columns' correlations)."""
+def json_argument(text, kinds, wanted):
+    """The JSON value of an option's ``text`` when it is one of ``kinds`` (Python types),
+    else a one-line "expected {wanted}, got ..." error saying what is wrong."""
     import json
 
-    if text.strip() == "correlation":
-        return "correlation"
-    example = '{"body": ["bmi", "bp"], "age": ["age"]}'
     try:
         value = json.loads(text)
     except json.JSONDecodeError as err:
         raise argparse.ArgumentTypeError(
-            f"expected a JSON object such as '{example}' or a list of lists of columns, "
-            f"got {text!r} ({err.msg} at character {err.pos})") from None
-    if not isinstance(value, (dict, list)):
+            f"expected {wanted}, got {text!r} ({err.msg} at character {err.pos})") from None
+    if not isinstance(value, kinds):
         raise argparse.ArgumentTypeError(
-            f"expected a JSON object such as '{example}' or a list of lists of columns, "
-            f"got {text!r} (a JSON {type(value).__name__})")
+            f"expected {wanted}, got {text!r} (a JSON {type(value).__name__})")
     return value
+
+
+def groups_json(text):
+    """An argparse ``type``: ``--groups`` as a JSON object (name -> columns), a list of
+    lists of columns, lists nested three deep (a hierarchy: Owen values), or the word
+    ``correlation`` (a hierarchy clustered from the columns' correlations)."""
+    if text.strip() == "correlation":
+        return "correlation"
+    example = '{"body": ["bmi", "bp"], "age": ["age"]}'
+    return json_argument(text, (dict, list), f"a JSON object such as '{example}' or a list "
+                                             "of lists of columns")
 
 
 def first_line(err):
@@ -128,6 +170,31 @@ def n_workers(n_jobs, n_tasks=None):
     cores = os.cpu_count() or 1
     wanted = n_jobs if n_jobs > 0 else max(1, cores + 1 + n_jobs)
     return max(1, min(wanted, cores, n_tasks if n_tasks is not None else wanted))
+
+
+# --- Printed tables --------------------------------------------------------------------
+
+
+def print_ranking(out, labels, order, columns):
+    """One line per feature of ``order`` (best first): its rank, its label and a cell of
+    each of ``columns``, (header, width, cells) with the cells as strings by feature
+    index, right-aligned under their headers."""
+    width = max(len("feature"), *(len(labels[j]) for j in order))
+    print(f"{'rank':>4}  {'feature':<{width}}"
+          + "".join(f"  {header:>{cell_width}}" for header, cell_width, _ in columns),
+          file=out)
+    for rank, j in enumerate(order, start=1):
+        print(f"{rank:>4}  {labels[j]:<{width}}"
+              + "".join(f"  {cells[j]:>{cell_width}}" for _, cell_width, cells in columns),
+              file=out)
+
+
+def use_agg():
+    """Draw with matplotlib's Agg backend: the commands write image files and must run
+    without a display (a server, CI)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
 
 
 # --- Output files ----------------------------------------------------------------------

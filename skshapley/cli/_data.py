@@ -23,6 +23,11 @@ def data_or_diabetes(args, text=False, allow_nan=False, target_required=True):
     return data.data, data.target, list(data.feature_names), "diabetes (scikit-learn)"
 
 
+def take_rows(X, index):
+    """The rows ``index`` (positions) of a NumPy array or a DataFrame, as the same kind."""
+    return X.iloc[index] if hasattr(X, "iloc") else X[index]
+
+
 def load_data(path, target, text=False, allow_nan=False, target_required=True):
     """(X, y, feature names) read from a CSV file; pandas parses it. X is a float array,
     or with ``text`` a DataFrame that may keep text columns. With ``allow_nan``, for a

@@ -5,7 +5,6 @@ explain some rows, print a ranked table and write a summary PNG (and, with
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from skshapley.cli import _model, _values
@@ -14,17 +13,22 @@ from skshapley.cli._common import (
     UsageError,
     add_data_arguments,
     add_debug_argument,
+    add_n_jobs_argument,
+    add_plot_argument,
+    add_progress_argument,
+    add_seed_argument,
     check_distinct,
     check_output_path,
     groups_json,
     max_evals,
-    n_jobs,
     n_workers,
     positive_int,
+    print_ranking,
     save_figure,
-    seed,
+    show_progress,
+    use_agg,
 )
-from skshapley.cli._data import data_or_diabetes
+from skshapley.cli._data import data_or_diabetes, take_rows
 
 
 def add_parser(subparsers):
@@ -66,10 +70,8 @@ def add_parser(subparsers):
                               "columns (named by their columns joined with +); every "
                               "column in exactly one group. 'correlation', or lists nested "
                               "three deep, give a hierarchy and Owen values per column")
-    explain.add_argument("--output", default="skshapley_summary.png", metavar="PATH",
-                         help="summary plot (default skshapley_summary.png; PATH.png "
-                              "for a PATH without suffix; an existing file is "
-                              "overwritten)")
+    add_plot_argument(explain, "skshapley_summary.png", "summary plot",
+                      note="PATH.png for a PATH without suffix")
     explain.add_argument("--values", metavar="CSV",
                          help="write the Shapley values here: one line per explained row "
                               "(column row: its position among the data rows, from 0), "
@@ -80,18 +82,13 @@ def add_parser(subparsers):
                          help="also write each value's standard error to --values: a "
                               "column NAME_se, after base_value, for each feature column "
                               "NAME (0 for exact methods)")
-    explain.add_argument("--random-state", type=seed, default=0,
-                         help="seed of the explained rows, the background sample, the "
-                              "sampling and the model when it has a random_state "
-                              "(default 0)")
-    explain.add_argument("--n-jobs", type=n_jobs, default=None,
-                         help="parallel jobs over rows (default 1; -1: all cores)")
+    add_seed_argument(explain, "the explained rows, the background sample, the sampling "
+                               "and the model when it has a random_state")
+    add_n_jobs_argument(explain, "parallel jobs over rows")
     explain.add_argument("--backend", default=None,
                          help="kernel backend: auto, numpy or numba (default: the "
                               "configured one)")
-    explain.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                         help="show a progress bar over rows (default: when stderr is a "
-                              "terminal)")
+    add_progress_argument(explain, "rows")
     explain.add_argument("--top", type=positive_int, default=None, metavar="N",
                          help="print the N most important features (default: all up to "
                               "50 features, else 30)")
@@ -101,10 +98,9 @@ def add_parser(subparsers):
 
 def run(args) -> int:
     """Explain the rows, write the plot (and the values), print the table."""
-    import matplotlib
     import numpy as np
 
-    matplotlib.use("Agg")
+    use_agg()
 
     from skshapley import ShapleyExplainer, config_context
     from skshapley.approximators import METHODS
@@ -162,12 +158,11 @@ def run(args) -> int:
         background=args.background, n_jobs=n_workers(args.n_jobs, len(rows)),
         random_state=args.random_state, groups=args.groups,
         # a bar on a terminal by default: explaining many columns takes a while
-        progress=args.progress if args.progress is not None else sys.stderr.isatty(),
+        progress=show_progress(args),
     )
     with config_context(backend=args.backend):
         explainer.fit(X, y)
-        explanation = explainer.explain(X[rows] if isinstance(X, np.ndarray)
-                                        else X.iloc[rows])
+        explanation = explainer.explain(take_rows(X, rows))
     if args.groups is None:
         explanation.feature_names = names
     title = f"SHAP summary: {type(model).__name__}, {len(explanation)} rows"
@@ -235,15 +230,10 @@ def _print_table(explanation, explainer, out, top=None, model=None):
         names = outputs if outputs else [str(k) for k in range(np.shape(explanation.values)[2])]
         print(f"outputs: {', '.join(map(str, names))} (table: mean over outputs; "
               f"plot: {names[0]})", file=out)
-    names_shown = [explanation.feature_names[j] for j in (order if top is None
-                                                          else order[:top])]
-    width = max(len("feature"), *(len(name) for name in names_shown))
-    print(f"{'rank':>4}  {'feature':<{width}}  {'mean |SHAP|':>12}  {'std. error':>10}", file=out)
     shown = order if top is None else order[:top]
-    for rank, j in enumerate(shown, start=1):
-        error = f"{'exact':>10}" if exact else f"{errors[j]:>10.4f}"
-        print(f"{rank:>4}  {explanation.feature_names[j]:<{width}}  {importance[j]:>12.4f}  "
-              f"{error}", file=out)
+    print_ranking(out, explanation.feature_names, shown, [
+        ("mean |SHAP|", 12, [f"{value:.4f}" for value in importance]),
+        ("std. error", 10, ["exact" if exact else f"{error:.4f}" for error in errors])])
     if len(shown) < len(order):
         print(f"      ... {len(order) - len(shown)} more features (--top to show more)",
               file=out)

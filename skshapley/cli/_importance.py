@@ -13,17 +13,20 @@ from skshapley.cli._common import (
     UsageError,
     add_data_arguments,
     add_debug_argument,
+    add_n_jobs_argument,
+    add_plot_argument,
+    add_seed_argument,
     check_output_path,
     fraction,
     groups_json,
     max_evals,
-    n_jobs,
     n_workers,
     positive_int,
+    print_ranking,
     save_figure,
-    seed,
+    use_agg,
 )
-from skshapley.cli._data import data_or_diabetes
+from skshapley.cli._data import data_or_diabetes, take_rows
 
 
 def add_parser(subparsers):
@@ -66,24 +69,19 @@ def add_parser(subparsers):
                             help="score on at most N held-out rows, sampled at random "
                                  "(default 100): each evaluation predicts N x "
                                  "--background rows, so the time grows with both")
-    importance.add_argument("--output", default="skshapley_importance.png", metavar="PATH",
-                            help="bar chart (default skshapley_importance.png; an existing "
-                                 "file is overwritten)")
-    importance.add_argument("--random-state", type=seed, default=0,
-                            help="seed of the split, the rows, the background, the model "
-                                 "and the orderings (default 0)")
-    importance.add_argument("--n-jobs", type=n_jobs, default=None,
-                            help="threads evaluating coalitions (default 1; -1: all cores)")
+    add_plot_argument(importance, "skshapley_importance.png", "bar chart")
+    add_seed_argument(importance, "the split, the rows, the background, the model and the "
+                                  "orderings")
+    add_n_jobs_argument(importance, "threads evaluating coalitions")
     add_debug_argument(importance)
     return importance
 
 
 def run(args) -> int:
     """Fit, compute the importances, write the bar chart, print the table."""
-    import matplotlib
     import numpy as np
 
-    matplotlib.use("Agg")
+    use_agg()
     from sklearn.model_selection import train_test_split
 
     from skshapley.inspection import shapley_importance
@@ -123,16 +121,15 @@ def run(args) -> int:
             about += f", {_model.describe_task(y, args.task, args.target or 'target')}"
         train, test = train_test_split(np.arange(len(X)), test_size=args.test_size,
                                        random_state=args.random_state)
-        rows = (lambda index: X.iloc[index]) if hasattr(X, "iloc") else (lambda index: X[index])
-        X_train, X_test, y_test = rows(train), rows(test), y[test]
+        X_train, X_test, y_test = take_rows(X, train), take_rows(X, test), y[test]
         model.fit(X_train, y[train])
     if len(y_test) > args.rows:
         keep = np.sort(rng.choice(len(y_test), args.rows, replace=False))
-        X_test = X_test.iloc[keep] if hasattr(X_test, "iloc") else X_test[keep]
+        X_test = take_rows(X_test, keep)
         y_test = y_test[keep]
     n_background = min(args.background, len(X_train))
     keep = np.sort(rng.choice(len(X_train), n_background, replace=False))
-    background = X_train.iloc[keep] if hasattr(X_train, "iloc") else X_train[keep]
+    background = take_rows(X_train, keep)
     result = shapley_importance(
         model, X_test, y_test, scoring=args.scoring, groups=args.groups,
         background=background, max_evals=args.max_evals, tol=args.tol,
@@ -154,13 +151,11 @@ def run(args) -> int:
     print(f"score: full model {result.full_score:.4f}, every feature marginalised "
           f"{result.baseline_score:.4f}; the importances add up to the difference", file=out)
     labels = [str(name) for name in result.feature_names]
-    width = max(len("feature"), *(len(name) for name in labels))
-    print(f"{'rank':>4}  {'feature':<{width}}  {'importance':>10}  {'± 95 %':>8}", file=out)
     order = np.argsort(-result.importances_mean, kind="stable")  # ties: lower index first
-    for rank, j in enumerate(order, start=1):
-        half = (result.ci_high[j] - result.ci_low[j]) / 2
-        error = "exact" if result.method == "exact" else f"{half:.4f}"
-        print(f"{rank:>4}  {labels[j]:<{width}}  {result.importances_mean[j]:>10.4f}  "
-              f"{error:>8}", file=out)
+    halves = (result.ci_high - result.ci_low) / 2
+    print_ranking(out, labels, order, [
+        ("importance", 10, [f"{value:.4f}" for value in result.importances_mean]),
+        ("± 95 %", 8, ["exact" if result.method == "exact" else f"{half:.4f}"
+                       for half in halves])])
     print(f"bar chart written to {args.output}", file=out)
     return ExitCode.OK

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import zipfile
 from pathlib import Path
 
-from skshapley.cli._common import UsageError, first_line
+from skshapley.cli._common import UsageError, first_line, json_argument
 
 # A numeric target with at most this many distinct values, all of them integers, is read
 # as class labels (0/1, the wine data's 0/1/2, ratings 1-5); one with more is regressed.
@@ -37,17 +36,7 @@ _PARAMS_EXAMPLE = '{"max_depth": 4}'
 
 def _model_params(text):
     """An argparse ``type``: a JSON object of estimator parameters."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise argparse.ArgumentTypeError(
-            f"expected a JSON object such as '{_PARAMS_EXAMPLE}', got {text!r} "
-            f"({err.msg} at character {err.pos})") from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(
-            f"expected a JSON object such as '{_PARAMS_EXAMPLE}', got {text!r} (a JSON "
-            f"{type(value).__name__})")
-    return value
+    return json_argument(text, dict, f"a JSON object such as '{_PARAMS_EXAMPLE}'")
 
 
 def _type_names(text):

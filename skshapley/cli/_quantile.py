@@ -16,13 +16,15 @@ from skshapley.cli._common import (
     UsageError,
     add_data_arguments,
     add_debug_argument,
+    add_plot_argument,
+    add_seed_argument,
     check_distinct,
     check_writable,
     first_line,
     int_at_least,
     positive_int,
     save_figure,
-    seed,
+    use_agg,
     written_atomically,
 )
 from skshapley.cli._data import check_header
@@ -68,16 +70,13 @@ def add_parser(subparsers):
                           metavar="P,P,...",
                           help="probabilities of --quantiles and of the printed table "
                                "(default 0.01,0.05,...,0.95,0.99)")
-    quantile.add_argument("--plot", default="skshapley_quantile.png", metavar="PNG",
-                          help="sketch vs empirical CDF of --feature "
-                               "(default skshapley_quantile.png; an existing file is "
-                               "overwritten)")
+    add_plot_argument(quantile, "skshapley_quantile.png", "sketch vs empirical CDF of "
+                      "--feature", option="--plot", metavar="PNG")
     quantile.add_argument("--feature", metavar="COL",
                           help="column drawn in --plot (default: the first)")
     quantile.add_argument("--chunksize", type=positive_int, default=100_000,
                           metavar="ROWS", help="rows read at a time (default 100000)")
-    quantile.add_argument("--random-state", type=seed, default=0,
-                          help="seed of the synthetic data and the row sample (default 0)")
+    add_seed_argument(quantile, "the synthetic data and the row sample")
     quantile.add_argument("--progress", action="store_true",
                           help="show a progress bar over chunks")
     add_debug_argument(quantile)
@@ -193,9 +192,7 @@ class _Sample:
 
 def run(args) -> int:
     """Fit, print the table, write the requested files."""
-    import matplotlib
-
-    matplotlib.use("Agg")
+    use_agg()
     import numpy as np
     from tqdm.auto import tqdm
 

@@ -15,14 +15,19 @@ from skshapley.cli._common import (
     UsageError,
     add_data_arguments,
     add_debug_argument,
+    add_n_jobs_argument,
+    add_plot_argument,
+    add_progress_argument,
+    add_seed_argument,
     check_output_path,
     fraction,
     max_evals,
-    n_jobs,
     n_workers,
     non_negative,
+    print_ranking,
     save_figure,
-    seed,
+    show_progress,
+    use_agg,
 )
 from skshapley.cli._data import data_or_diabetes
 
@@ -63,25 +68,17 @@ def add_parser(subparsers):
                         help="tolerance of the PAC rule, in score units (default 0.0005)")
     select.add_argument("--scoring", default=None,
                         help="scikit-learn scorer name (default: the model's score)")
-    select.add_argument("--output", default="skshapley_topk.png", metavar="PATH",
-                        help="plot of the estimates (default skshapley_topk.png; an "
-                             "existing file is overwritten)")
-    select.add_argument("--random-state", type=seed, default=0,
-                        help="seed of the split, the model and the sampling (default 0)")
-    select.add_argument("--n-jobs", type=n_jobs, default=None,
-                        help="parallel model fits (default 1; -1: all cores)")
-    select.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                        help="show a progress bar over evaluations (default: when stderr "
-                             "is a terminal)")
+    add_plot_argument(select, "skshapley_topk.png", "plot of the estimates")
+    add_seed_argument(select, "the split, the model and the sampling")
+    add_n_jobs_argument(select, "parallel model fits")
+    add_progress_argument(select, "evaluations")
     add_debug_argument(select)
     return select
 
 
 def run(args) -> int:
     """Select the features, write the plot, print the table."""
-    import matplotlib
-
-    matplotlib.use("Agg")
+    use_agg()
 
     from skshapley import TopKShapleySelector
     from skshapley.plotting import topk
@@ -106,7 +103,7 @@ def run(args) -> int:
         scoring=args.scoring, n_jobs=n_workers(args.n_jobs),
         random_state=args.random_state,
         # a bar on a terminal by default: hundreds of model fits take minutes
-        progress=args.progress if args.progress is not None else sys.stderr.isatty(),
+        progress=show_progress(args),
     )
     selector.fit(X, y)
     ax = topk(selector, feature_names=names)
@@ -130,14 +127,12 @@ def run(args) -> int:
     print(f"kept {selector.k_} of {len(names)} features with {selector.n_evaluations_} "
           f"evaluations; {status}", file=out)
     level = f"{100 * (1 - args.delta):g} %"
-    width = max(len("feature"), *(len(name) for name in names))
-    print(f"{'rank':>4}  {'feature':<{width}}  {'kept':>4}  {'estimate':>10}  "
-          f"{level + ' interval':>24}", file=out)
-    for j in sorted(range(len(names)), key=lambda j: selector.ranking_[j]):
-        low, high = selector.confidence_intervals_[j]
-        print(f"{selector.ranking_[j]:>4}  {names[j]:<{width}}  "
-              f"{'yes' if selector.support_[j] else '':>4}  "
-              f"{selector.shapley_values_[j]:>10.4f}  [{low:>10.4f}, {high:>10.4f}]", file=out)
+    order = sorted(range(len(names)), key=lambda j: selector.ranking_[j])  # ranks 1 .. d
+    print_ranking(out, names, order, [
+        ("kept", 4, ["yes" if kept else "" for kept in selector.support_]),
+        ("estimate", 10, [f"{value:.4f}" for value in selector.shapley_values_]),
+        (f"{level} interval", 24, [f"[{low:>10.4f}, {high:>10.4f}]"
+                                   for low, high in selector.confidence_intervals_])])
     print(f"plot written to {args.output}", file=out)
     return ExitCode.OK
 

@@ -79,15 +79,7 @@ class _PlotAccessor:
 
 
 def to_shap(explanation):
-    """Convert to ``shap.Explanation`` (needs shap).
-
-    Our 95 % intervals (:meth:`error_bars`) go to ``lower_bounds``/``upper_bounds``,
-    so shap's plots can draw them. ``shap.Explanation`` has no field for a full
-    interaction matrix (shap returns one *as* the values, from
-    ``TreeExplainer(model)(X, interactions=True)``); it gets the matrix's diagonal,
-    the main effects, as ``main_effects``. For shap's form, pass ``interactions`` as
-    the values: ``shap.Explanation(e.interactions, e.base_values, e.data, ...)``.
-    """
+    """The ``shap.Explanation`` of ``explanation``: see :meth:`Explanation.to_shap`."""
     try:
         import shap
     except ImportError as err:

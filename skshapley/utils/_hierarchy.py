@@ -30,7 +30,7 @@ class Hierarchy:
     --------
     >>> from skshapley.utils._hierarchy import Hierarchy
     >>> h = Hierarchy(3, ((0, 1), (3, 2)))  # ((x0, x1), x2)
-    >>> h.exact_evaluations  # 2^2 unions at the root, 2^2 in each of 2 contexts below
+    >>> h.enumeration_bound  # 2^2 unions at the root, 2^2 in each of 2 contexts below
     12
     >>> h.nested()
     [[0, 1], 2]
@@ -61,9 +61,10 @@ class Hierarchy:
         return masks
 
     @cached_property
-    def exact_evaluations(self) -> int:
-        """Coalitions that exact enumeration evaluates (at most; ``v(∅)`` and ``v(N)``
-        included).
+    def enumeration_bound(self) -> int:
+        """An upper bound on the coalitions that exact enumeration evaluates (``v(∅)``
+        and ``v(N)`` included; a coalition listed in several contexts counts each time:
+        ``skshapley.approximators.exact_evaluations`` counts the distinct ones).
 
         A player's Owen value averages its marginal contribution over the subsets of
         its siblings at every level above it (each sibling bringing all of its

@@ -225,11 +225,18 @@ def _neg_mse(estimator, X, y):
 
 def test_tol_stops_early_within_the_budget(rng):
     X, y, model = interacting_data(rng, n_rows=30, n_features=12)
+    # 4000 evaluations, fewer than the 2^12 of enumeration: the orderings are sampled
     result = shapley_importance(model, X, y, scoring=_neg_mse, background=5,
-                                max_evals=20_000, tol=0.2, random_state=0)
-    assert result.converged is True
-    assert result.n_evaluations < 20_000
+                                max_evals=4000, tol=0.2, random_state=0)
+    assert result.method == "permutation" and result.converged is True
+    assert result.n_evaluations < 4000
     assert result.result.error_quantile < 0.2
+    # the stopping rule's bound holds: within tol of the values of all 2^12 coalitions
+    # (the same background rows: the same random_state)
+    exact = shapley_importance(model, X, y, scoring=_neg_mse, background=5,
+                               max_evals=2**12, random_state=0)
+    assert exact.method == "exact"
+    assert np.linalg.norm(result.importances_mean - exact.importances_mean) < 0.2
     assert shapley_importance(model, X, y, scoring=_neg_mse, background=5, max_evals=300,
                               tol=1e-6, random_state=0).converged is False
 

@@ -69,8 +69,15 @@ def backend(request, monkeypatch):
     return _SkipMissingKernels(get_backend(request.param), request.param)
 
 
-def test_numba_backend_is_available_here():
-    assert "numba" in available_backends()
+def test_numba_is_available_exactly_when_it_is_installed(monkeypatch):
+    import importlib.util
+
+    installed = importlib.util.find_spec("numba") is not None
+    assert ("numba" in available_backends()) == installed
+    assert ("numba" in OTHERS) == installed  # the parity tests run on it whenever it can
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, package=None: None)
+    assert "numba" not in available_backends()
+    assert "pip install numba" in available_backends(verbose=True)["numba"]
 
 
 def test_every_backend_provides_every_kernel(backend):

@@ -1,3 +1,4 @@
+import inspect
 import types
 
 import pytest
@@ -23,8 +24,18 @@ def test_named_unavailable_backend_raises_naming_the_extra():
         get_backend("cupy")
 
 
-def test_auto_prefers_numba_and_config_selects():
-    assert get_backend("auto").name == "numba"
+def test_auto_prefers_numba_and_config_selects(monkeypatch):
+    from skshapley.backends import _registry
+
+    # the first of CPU_ORDER that can run here: numba, else NumPy
+    assert _registry.CPU_ORDER == ("numba", "numpy")
+    expected = "numba" if "numba" in available_backends() else "numpy"
+    assert get_backend("auto").name == expected
+    without_numba = _registry.Backend("numba", _registry._REGISTRY["numba"].load,
+                                      lambda: "numba is not installed.")
+    monkeypatch.setitem(_registry._REGISTRY, "numba", without_numba)
+    assert get_backend("auto").name == "numpy"
+    assert _registry.choose_backend("auto", needed=("tree_path_shap",)) == "numpy"
     with config_context(backend="numpy"):
         assert get_backend().name == "numpy"
 
@@ -51,6 +62,11 @@ def test_gpu_backends_fill_every_kernel_slot(module):
     from skshapley.backends._registry import compose_kernels
 
     backend = compose_kernels(module)
+    reference = compose_kernels("_numpy")
     for name in KERNEL_NAMES:
         kernel = getattr(backend, name)
-        assert callable(kernel) and not getattr(kernel, "is_missing", False), name
+        assert not getattr(kernel, "is_missing", False), name
+        # it takes the NumPy twin's call: every argument the twin needs, by position
+        needed = [p for p in inspect.signature(getattr(reference, name)).parameters.values()
+                  if p.default is p.empty]
+        inspect.signature(kernel).bind(*needed)

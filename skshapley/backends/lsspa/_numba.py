@@ -8,6 +8,7 @@ import numpy as np
 from numba import njit, prange
 
 from skshapley.backends._numba_runtime import PARALLEL_MIN_ELEMENTS, compile_twice
+from skshapley.backends.lsspa._scalar import chain_test_drops
 
 # -- LS-SPA (Bell, Devanathan & Boyd 2024, Sec. 3.3) ------------------------------------------
 # Each chain is one prange iteration with its own workspace, so results do not depend on the
@@ -18,25 +19,9 @@ from skshapley.backends._numba_runtime import PARALLEL_MIN_ELEMENTS, compile_twi
 LSSPA_FASTMATH = {"reassoc", "contract"}
 
 
-@njit(cache=True, nogil=True, fastmath=LSSPA_FASTMATH)
-def _lsspa_test_drops(lower, z, test_factor, test_target, pi, scale, out_row, g, drops):
-    """Lifts of one chain from L (lower, row-major) and z; g (p,) and drops (p,) are work."""
-    m = test_factor.shape[0]
-    p = pi.shape[0]
-    for k in range(p):
-        drops[k] = 0.0
-    for r in range(m):
-        residual = -test_target[r]  # prediction minus target before the next step
-        for j in range(p):
-            acc = test_factor[r, pi[j]]
-            for i in range(j):
-                acc -= lower[j, i] * g[i]
-            g[j] = acc / lower[j, j]
-            step = z[j] * g[j]
-            drops[j] -= step * (2.0 * residual + step)
-            residual += step
-    for j in range(p):
-        out_row[pi[j]] = drops[j] * scale
+# Lifts of one chain from L (lower, row-major) and z; the numba.cuda kernels compile the
+# same loop as a device function.
+_lsspa_test_drops = njit(cache=True, nogil=True, fastmath=LSSPA_FASTMATH)(chain_test_drops)
 
 
 def _lsspa_chain_lifts_qr(orders, factor, target, test_factor, test_target, scale, out):

@@ -12,6 +12,10 @@ from numba import cuda
 
 from skshapley.backends._numba_cuda_common import grid
 from skshapley.backends.lsspa._numpy import subset_gain_lstsq
+from skshapley.backends.lsspa._scalar import chain_test_drops
+
+# The test-residual drops of one chain: the loop the numba CPU kernels compile too.
+_chain_drops = cuda.jit(device=True)(chain_test_drops)
 
 
 @cuda.jit
@@ -44,28 +48,7 @@ def _lsspa_cholesky(orders, gram, cross, test_factor, test_target, scale, out, s
         for i in range(j):
             acc -= L[j, i] * zc[i]
         zc[j] = acc / L[j, j]
-    _chain_drops(orders, c, L, zc, test_factor, test_target, scale, g[c], drops[c], out)
-
-
-@cuda.jit(device=True)
-def _chain_drops(orders, c, L, zc, test_factor, test_target, scale, gc, dc, out):
-    """The test-residual drop of each step of chain c from its lower factor L and rotated
-    target zc: the twin of ``_chain_lifts_from_factor``, one test row at a time."""
-    p = orders.shape[1]
-    for k in range(p):
-        dc[k] = 0.0
-    for r in range(test_factor.shape[0]):
-        residual = -test_target[r]
-        for j in range(p):
-            acc = test_factor[r, orders[c, j]]
-            for i in range(j):
-                acc -= L[j, i] * gc[i]
-            gc[j] = acc / L[j, j]
-            step = zc[j] * gc[j]
-            dc[j] -= step * (2.0 * residual + step)
-            residual += step
-    for j in range(p):
-        out[c, orders[c, j]] = dc[j] * scale
+    _chain_drops(L, zc, test_factor, test_target, orders[c], scale, out[c], g[c], drops[c])
 
 
 @cuda.jit
@@ -110,7 +93,7 @@ def _lsspa_qr(orders, factor, target, test_factor, test_target, scale, out, work
         zc[j] = A[j, p]
         for i in range(j + 1):
             L[j, i] = A[i, j]
-    _chain_drops(orders, c, L, zc, test_factor, test_target, scale, g[c], drops[c], out)
+    _chain_drops(L, zc, test_factor, test_target, orders[c], scale, out[c], g[c], drops[c])
 
 
 LSSPA_CHAINS_PER_LAUNCH = 4096  # bounds the (chains, p, p) workspace

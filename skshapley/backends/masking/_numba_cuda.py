@@ -8,18 +8,21 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, float64, int64
 
-from skshapley.backends._numba_cuda_common import BLOCK_THREADS, block_sum, grid, launch
+from skshapley.backends._numba_cuda_common import (
+    BLOCK_THREADS,
+    block_sum,
+    grid,
+    launch,
+    thread_cell,
+)
 from skshapley.backends.masking._numpy import _shapley_weights
 
 
 @cuda.jit
 def _masked_batch(x, background, coalitions, out):
-    element = cuda.grid(1)
-    n_out, d = out.shape
-    if element >= n_out * d:
+    row, j = thread_cell(out.shape[0], out.shape[1])
+    if row < 0:
         return
-    row = element // d
-    j = element % d
     n_background = background.shape[0]
     n_rows = x.shape[0]
     k = row // (n_rows * n_background)
@@ -37,12 +40,11 @@ def assemble_masked_batch(x, background, coalitions, out):
 
 @cuda.jit
 def _prefixes(orders, out):
-    element = cuda.grid(1)
-    n, d = orders.shape
-    if element >= n * d:
+    d = orders.shape[1]
+    p, t = thread_cell(orders.shape[0], d)
+    if p < 0:
         return
-    p = element // d
-    t = element % d  # orders[p, t] joins at step t: in prefixes t .. d - 2
+    # orders[p, t] joins at step t: in prefixes t .. d - 2
     player = orders[p, t]
     for step in range(d - 1):
         out[p, step, player] = t <= step
@@ -58,14 +60,11 @@ def prefix_coalitions(orders, out):
 
 @cuda.jit
 def _marginals(orders, path_values, out):
-    element = cuda.grid(1)
     n, d = orders.shape
-    k = path_values.shape[2]
-    if element >= n * d * k:
+    step, c = thread_cell(n * d, path_values.shape[2])  # step: p * d + t
+    if step < 0:
         return
-    c = element % k
-    t = (element // k) % d
-    p = element // (k * d)
+    p, t = step // d, step % d
     out[p, orders[p, t], c] = path_values[p, t + 1, c] - path_values[p, t, c]
 
 

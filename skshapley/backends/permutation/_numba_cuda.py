@@ -9,18 +9,15 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int64
 
-from skshapley.backends._numba_cuda_common import grid, launch
+from skshapley.backends._numba_cuda_common import grid, launch, thread_cell
 from skshapley.backends.permutation._numpy import PHILOX_ROUNDS, philox_bits, philox_keys
 
 
 @cuda.jit
 def _precedence(ranks, first, second, out):
-    element = cuda.grid(1)
-    n, n_words = out.shape
-    if element >= n * n_words:
+    p, word = thread_cell(out.shape[0], out.shape[1])
+    if p < 0:
         return
-    p = element // n_words
-    word = element % n_words
     bits = np.uint64(0)
     stop = min(first.shape[0], (word + 1) * 64)
     for pair in range(word * 64, stop):
@@ -43,12 +40,9 @@ def precedence_bits(orders, out):
 
 @cuda.jit
 def _discordant(bits_a, bits_b, out):
-    element = cuda.grid(1)
-    n_a, n_b = out.shape
-    if element >= n_a * n_b:
+    a, b = thread_cell(out.shape[0], out.shape[1])
+    if a < 0:
         return
-    a = element // n_b
-    b = element % n_b
     count = 0
     for word in range(bits_a.shape[1]):
         count += cuda.popc(bits_a[a, word] ^ bits_b[b, word])
@@ -68,12 +62,10 @@ SCAN_THREADS = 256  # threads of the compaction block; a power of two
 @cuda.jit
 def _philox_images(keys, n_bits, images):
     """2-D elementwise: images[p, i] = the keyed bijection of i, one thread each."""
-    element = cuda.grid(1)
-    n, size = images.shape
-    if element >= n * size:
+    p, i = thread_cell(images.shape[0], images.shape[1])
+    if p < 0:
         return
-    p = element // size
-    v = np.uint64(element % size)
+    v = np.uint64(i)
     left_bits = n_bits // 2
     right_bits = n_bits - left_bits
     left_mask = (np.uint64(1) << np.uint64(left_bits)) - np.uint64(1)
@@ -90,7 +82,7 @@ def _philox_images(keys, n_bits, images):
         new_left = (high ^ keys[p, r] ^ right) & left_mask
         right = (((low << shift) & low_mask) | (right >> np.uint64(left_bits))) & right_mask
         left = new_left
-    images[p, element % size] = np.int64((left << np.uint64(right_bits)) | right)
+    images[p, i] = np.int64((left << np.uint64(right_bits)) | right)
 
 
 @cuda.jit
