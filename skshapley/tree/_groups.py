@@ -43,6 +43,7 @@ from numbers import Real
 import numpy as np
 
 from skshapley.backends import has_kernel
+from skshapley.backends.tree import PathArrays, PathGroups
 from skshapley.backends.tree._numpy import MISSING_NAN, elements_satisfied
 from skshapley.tree import _cache
 from skshapley.tree._api import (
@@ -51,8 +52,6 @@ from skshapley.tree._api import (
     _check_X,
     _resolve_backend,
     interventional_shap,
-    path_dependent_interactions,
-    path_dependent_shap,
 )
 from skshapley.tree._ensemble import TreeEnsemble
 from skshapley.utils import (
@@ -127,13 +126,12 @@ class PathRange:
         out[:, X.shape[1]:] = indicators
         return out
 
-    def to_groups(self, values, n_groups, axes=(-1,)):
-        """Sum ``values`` over the widened columns of each group, on ``axes``."""
-        for axis in axes:
-            moved = np.moveaxis(values, axis, -1)
-            values = np.moveaxis(np.stack([moved[..., self.player == g].sum(axis=-1)
-                                           for g in range(n_groups)], axis=-1), -1, axis)
-        return values
+    def to_groups(self, values, n_groups):
+        """Sum ``values`` (..., n_columns + n_indicators) over the widened columns of
+        each group: (..., n_groups)."""
+        sums = np.zeros(values.shape[:-1] + (n_groups,))
+        np.add.at(np.moveaxis(sums, -1, 0), self.player, np.moveaxis(values, -1, 0))
+        return sums
 
 
 @dataclass(frozen=True)
@@ -156,6 +154,11 @@ class GroupedPaths:
     player : int64 (n_columns + n_indicators,)
         The group of each column of the widened rows.
     n_groups : int
+    elements : PathArrays
+        The model's paths with each path's elements sorted by group, then column.
+    players : PathGroups
+        Each path's players: the runs of ``elements`` on one group's columns (the
+        path-dependent kernels read these, with no indicator columns).
     ranges : tuple of PathRange
         The paths of ``ensemble`` in ranges of at most ``RANGE_INDICATORS`` indicator
         columns, as the values are computed; one range holding them all when no path
@@ -169,6 +172,8 @@ class GroupedPaths:
     indicator_element: np.ndarray
     player: np.ndarray
     n_groups: int
+    elements: PathArrays = None
+    players: PathGroups = None
     ranges: tuple = ()
     # the last background and its rows widened by each range: an explainer passes the
     # same background with every call (widening it took a fifth of one row's time)
@@ -298,9 +303,19 @@ def group_paths(ensemble, column_group):
         nodes=ensemble.nodes if n_indicators == 0 else None,
     )
     player = np.r_[column_group, indicator_group].astype(np.int64)
+    source_paths = ensemble.path_arrays()
+    elements = source_paths._replace(**{
+        name: np.ascontiguousarray(getattr(source_paths, name)[order])
+        for name in ("feature", "lower", "upper", "missing_branch", "missing_mode",
+                     "zero_fraction")})
+    players = PathGroups(
+        player_ptr=_csr(np.bincount(element_path, minlength=n_paths)),
+        first=starts.astype(np.int64), length=run_length.astype(np.int64),
+        zero_fraction=np.ascontiguousarray(zero_fraction, np.float64),
+        slot=np.ascontiguousarray(group_sorted[starts], np.int32))
     return GroupedPaths(ensemble=grouped, source=ensemble, indicator_ptr=indicator_ptr,
                         indicator_element=indicator_element, player=player,
-                        n_groups=n_groups,
+                        n_groups=n_groups, elements=elements, players=players,
                         ranges=_ranges(ensemble, grouped, indicator_ptr,
                                        indicator_element, player))
 
@@ -421,57 +436,63 @@ def grouped_tree_shap(grouped, X, *, background=None,
         background = _check_X(background, source, "background")
         needed = ("tree_background_patterns", "tree_interventional_shap")
     else:
-        needed = ("tree_path_shap",) + (("tree_path_interactions",) if interactions else ())
-    # one backend for every range, chosen for the whole work
+        needed = ("tree_grouped_path_shap",) + (("tree_grouped_path_interactions",)
+                                                if interactions else ())
+    # one backend for all the work
     kernels = _resolve_backend(backend, grouped.ensemble, X.shape[0], needed)
+    if not interventional:
+        return _path_dependent_players(grouped, X, kernels, interactions, working_memory)
     n_rows, k = X.shape[0], source.n_outputs
-    if (interventional and n_rows < WALK_ROWS and source.nodes is not None
+    if (n_rows < WALK_ROWS and source.nodes is not None
             and has_kernel(kernels, "tree_interventional_walk")):
         # few rows: the walk over the model's own trees, with a side per group
         out, base = np.zeros((n_rows, k, n_groups)), np.zeros(k)
         kernels.tree_interventional_walk(X, background, source.nodes.arrays(), out, base,
                                          player=grouped.player[:source.n_features],
                                          cache=_cache.walk_cache())
-        return TreeShapValues(
-            values=np.moveaxis(out, 1, -1),
-            base_values=np.broadcast_to(base + source.offset, (n_rows, k)).copy(),
-            interactions=None, feature_perturbation=feature_perturbation,
-            ensemble=grouped.ensemble)
+    else:
+        # the background pattern kernels read one condition per element: rows widened
+        # by the ranges' indicator columns
+        out, base = np.zeros((n_rows, k, n_groups)), np.zeros(k)
+        backgrounds = grouped.widened_background(background)
+        for part, widened_background in zip(grouped.ranges, backgrounds, strict=True):
+            ensemble = part.ensemble
+            step = chunk_rows(8 * ensemble.n_features * (k + 1), working_memory)
+            for start in range(0, n_rows, step):
+                rows = part.widen(X[start:start + step], source)
+                values, range_base = interventional_shap(ensemble, rows, widened_background,
+                                                         kernels)
+                if start == 0:  # the background's mean output, the same for every row
+                    base += range_base[0]
+                out[start:start + rows.shape[0]] += part.to_groups(values, n_groups)
+    return TreeShapValues(
+        values=np.moveaxis(out, 1, -1),
+        base_values=np.broadcast_to(base + source.offset, (n_rows, k)).copy(),
+        interactions=None, feature_perturbation=feature_perturbation,
+        ensemble=grouped.ensemble)
+
+
+def _path_dependent_players(grouped, X, kernels, interactions, working_memory):
+    """Path-dependent grouped values (and interactions) from each path's runs of one
+    group's elements (``grouped.players``): the kernels AND a run's satisfied splits
+    into the player's one fraction, with no widened rows."""
+    source, n_groups = grouped.source, grouped.n_groups
+    n_rows, k = X.shape[0], source.n_outputs
     values = np.zeros((n_rows, k, n_groups))
-    pairs = np.zeros((n_rows, k, n_groups, n_groups)) if interactions else None
-    base = (np.zeros(k) if interventional
-            else np.broadcast_to(source.expected_value, (n_rows, k)).copy())
-    backgrounds = (grouped.widened_background(background) if interventional
-                   else [None] * len(grouped.ranges))
-    for part, widened_background in zip(grouped.ranges, backgrounds, strict=True):
-        ensemble = part.ensemble
-        width = ensemble.n_features
-        per_row = 8 * width * (k + 1 + (width * k if interactions else 0))
-        step = chunk_rows(per_row, working_memory)
-        if interactions and per_row > get_working_memory(working_memory) * 2**20:
+    pairs = None
+    if interactions:
+        per_row = 8 * n_groups * n_groups * k
+        if per_row > get_working_memory(working_memory) * 2**20:
             raise ValueError(
                 f"Interaction values of these groups take {per_row / 2**20:,.0f} MiB per "
                 "row, more than working_memory; raise working_memory "
                 "(skshapley.set_config) or ask for values only."
             )
-        for start in range(0, n_rows, step):
-            rows = part.widen(X[start:start + step], source)
-            block = slice(start, start + rows.shape[0])
-            if interventional:
-                out, range_base = interventional_shap(ensemble, rows, widened_background,
-                                                      kernels)
-                if start == 0:  # the background's mean output, the same for every row
-                    base += range_base[0]
-            else:
-                out, _ = path_dependent_shap(ensemble, rows, kernels)
-                if interactions:
-                    pairs[block] += part.to_groups(
-                        path_dependent_interactions(ensemble, rows, kernels), n_groups,
-                        axes=(2, 3))
-            values[block] += part.to_groups(out, n_groups)
-    if interventional:
-        base = np.broadcast_to(base + source.offset, (n_rows, k)).copy()
+        pairs = np.zeros((n_rows, k, n_groups, n_groups))
+        kernels.tree_grouped_path_interactions(X, grouped.elements, grouped.players, pairs)
+    kernels.tree_grouped_path_shap(X, grouped.elements, grouped.players, values)
+    base = np.broadcast_to(source.expected_value, (n_rows, k)).copy()
     return TreeShapValues(values=np.moveaxis(values, 1, -1), base_values=base,
                           interactions=None if pairs is None else np.moveaxis(pairs, 1, -1),
-                          feature_perturbation=feature_perturbation,
+                          feature_perturbation="tree_path_dependent",
                           ensemble=grouped.ensemble)

@@ -125,11 +125,12 @@ def test_interventional_groups_equal_enumeration_with_model_predict(backend, n_r
         np.testing.assert_allclose(result.base_values[i, 0], base, rtol=0, atol=1e-10)
 
 
-def test_group_interactions_equal_enumeration_and_sum_to_the_values():
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_group_interactions_equal_enumeration_and_sum_to_the_values(backend):
     X, y = _data(2)
     model = RandomForestRegressor(n_estimators=3, max_depth=5, random_state=0).fit(X, y)
     grouped = group_paths(read_model(model), COLUMN_GROUP)
-    result = grouped_tree_shap(grouped, X[:2], interactions=True)
+    result = grouped_tree_shap(grouped, X[:2], interactions=True, backend=backend)
     for i in range(2):
         def game(mask, x=X[i]):
             columns = set(_columns_of(mask))
@@ -226,10 +227,13 @@ def test_rows_in_chunks_within_working_memory_give_the_same_values():
     ensemble = read_model(RandomForestRegressor(n_estimators=4, max_depth=6,
                                                 random_state=0).fit(X, y))
     grouped = group_paths(ensemble, COLUMN_GROUP)
-    whole = grouped_tree_shap(grouped, X[:30])
+    # the interventional tables of widened rows (30 rows: no walk)
+    kwargs = {"background": X[-20:], "feature_perturbation": "interventional"}
+    whole = grouped_tree_shap(grouped, X[:30], **kwargs)
     # a working memory of a few rows' output splits the 30 rows into chunks
     row_bytes = 8 * grouped.ensemble.n_features * 2
-    chunked = grouped_tree_shap(grouped, X[:30], working_memory=5 * row_bytes / 2**20)
+    chunked = grouped_tree_shap(grouped, X[:30], working_memory=5 * row_bytes / 2**20,
+                                **kwargs)
     np.testing.assert_array_equal(whole.values, chunked.values)
 
 
@@ -240,18 +244,13 @@ def test_bad_column_group_is_refused():
         group_paths(ensemble, [0, 1, 2])
 
 
-@pytest.mark.parametrize("kwargs", [
-    {}, {"interactions": True},
-    {"background": "tail", "feature_perturbation": "interventional"},
-])
-def test_paths_in_ranges_give_the_values_of_one_range(monkeypatch, kwargs):
-    # ranges of a few indicator columns each: every range widens the rows by its own
-    # columns, and the interventional base values of the ranges add up
+def test_paths_in_ranges_give_the_values_of_one_range(monkeypatch):
+    # ranges of a few indicator columns each (interventional tables): every range widens
+    # the rows by its own columns, and the interventional base values of the ranges add up
     X, y = _data(8, nan=0.05)
     ensemble = read_model(HistGradientBoostingRegressor(max_iter=10, random_state=0)
                           .fit(X, y))
-    if kwargs.get("background") == "tail":
-        kwargs = {**kwargs, "background": X[-30:]}
+    kwargs = {"background": X[-30:], "feature_perturbation": "interventional"}
     whole = group_paths(ensemble, COLUMN_GROUP)
     monkeypatch.setattr("skshapley.tree._groups.RANGE_INDICATORS", 4)
     ranged = group_paths(ensemble, COLUMN_GROUP)
@@ -259,8 +258,6 @@ def test_paths_in_ranges_give_the_values_of_one_range(monkeypatch, kwargs):
     one, many = (grouped_tree_shap(g, X[:9], **kwargs) for g in (whole, ranged))
     np.testing.assert_allclose(many.values, one.values, rtol=0, atol=1e-12)
     np.testing.assert_allclose(many.base_values, one.base_values, rtol=0, atol=1e-12)
-    if kwargs.get("interactions"):
-        np.testing.assert_allclose(many.interactions, one.interactions, rtol=0, atol=1e-12)
 
 
 def test_a_new_background_is_widened_again():
@@ -291,3 +288,63 @@ def test_walk_with_group_sides_equals_the_tables_of_widened_rows(backend, monkey
     assert walked.values.shape == (3, 3, 3)
     np.testing.assert_allclose(walked.values, tables.values, rtol=0, atol=1e-12)
     np.testing.assert_allclose(walked.base_values, tables.base_values, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("n_rows", [3, 200, 1100])  # path chunks; row blocks
+def test_grouped_path_kernels_match_their_numpy_twins_and_the_widened_rows(n_rows):
+    # three classes, missing values and a categorical column (category-set splits): the
+    # players kernels against the NumPy twins and against the per-column kernels on
+    # rows widened by the indicator columns (the construction of the interventional
+    # tables), summed per group
+    from skshapley.backends import get_backend
+    from skshapley.tree._api import path_dependent_interactions, path_dependent_shap
+
+    rng = np.random.default_rng(11)
+    X, y = _data(11, n=max(400, n_rows), nan=0.05)
+    X[:, 3] = rng.integers(0, 6, size=len(X))
+    labels = np.digitize(y, np.quantile(y, [0.3, 0.6]))
+    model = HistGradientBoostingClassifier(max_iter=8, categorical_features=[3],
+                                           random_state=0).fit(X, labels)
+    grouped = group_paths(read_model(model), COLUMN_GROUP)
+    rows = grouped.source.prepare(X[:n_rows])
+    shape = (n_rows, 3, 3)
+    numba_kernels, numpy_kernels = get_backend("numba"), get_backend("numpy")
+    fast, twin = np.zeros(shape), np.zeros(shape)
+    numba_kernels.tree_grouped_path_shap(rows, grouped.elements, grouped.players, fast)
+    numpy_kernels.tree_grouped_path_shap(rows, grouped.elements, grouped.players, twin)
+    np.testing.assert_allclose(fast, twin, rtol=0, atol=1e-12)
+    (part,) = grouped.ranges
+    widened = part.widen(rows, grouped.source)
+    per_column, _ = path_dependent_shap(part.ensemble, widened, numpy_kernels)
+    np.testing.assert_allclose(fast, part.to_groups(per_column, 3), rtol=0, atol=1e-12)
+    if n_rows <= 200:
+        pairs, pairs_twin = np.zeros(shape + (3,)), np.zeros(shape + (3,))
+        numba_kernels.tree_grouped_path_interactions(rows, grouped.elements,
+                                                     grouped.players, pairs)
+        numpy_kernels.tree_grouped_path_interactions(rows, grouped.elements,
+                                                     grouped.players, pairs_twin)
+        np.testing.assert_allclose(pairs, pairs_twin, rtol=0, atol=1e-12)
+        wide = path_dependent_interactions(part.ensemble, widened, numpy_kernels)
+        summed = part.to_groups(np.swapaxes(part.to_groups(wide, 3), -1, -2), 3)
+        np.testing.assert_allclose(pairs, summed, rtol=0, atol=1e-12)
+
+
+def test_players_of_a_path_are_its_runs_of_one_group():
+    X, y = _data(12)
+    ensemble = read_model(RandomForestRegressor(n_estimators=3, max_depth=6,
+                                                random_state=0).fit(X, y))
+    grouped = group_paths(ensemble, COLUMN_GROUP)
+    elements, players = grouped.elements, grouped.players
+    for p in range(ensemble.n_paths):
+        runs = range(players.player_ptr[p], players.player_ptr[p + 1])
+        columns = elements.feature[elements.path_ptr[p]:elements.path_ptr[p + 1]]
+        # the runs tile the path's elements, one run per group the path tests
+        assert [players.first[r] for r in runs] == list(
+            np.r_[0, np.cumsum([players.length[r] for r in runs])][:-1]
+            + elements.path_ptr[p])
+        assert sorted(players.slot[r] for r in runs) == sorted(set(COLUMN_GROUP[columns]))
+        for r in runs:
+            run = slice(players.first[r], players.first[r] + players.length[r])
+            assert set(COLUMN_GROUP[elements.feature[run]]) == {players.slot[r]}
+            np.testing.assert_allclose(players.zero_fraction[r],
+                                       np.prod(elements.zero_fraction[run]), rtol=1e-15)

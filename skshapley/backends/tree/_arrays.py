@@ -1,5 +1,6 @@
 """The ensemble's arrays as the tree kernels take them: one argument each, not the ten
-path arrays or fourteen tree arrays one by one. Both are NamedTuples of arrays (and two
+path arrays or fourteen tree arrays one by one (and, for grouped paths, the runs that
+make each path's players). All are NamedTuples of arrays (and two
 sizes), which numba takes as they are, so compiled kernels read the fields by name.
 """
 
@@ -28,6 +29,23 @@ class PathArrays(NamedTuple):
     out_ptr: np.ndarray  # int64 (n_paths + 1,)
     out_index: np.ndarray  # int32
     out_value: np.ndarray  # float64
+
+
+class PathGroups(NamedTuple):
+    """The players of paths whose players are groups of columns.
+
+    Each path's elements (``PathArrays``, sorted by group, then column, within the path)
+    fall into runs that test columns of one group; a run is one player of the path. Its
+    one fraction is 1 where the row satisfies every element of the run, its zero fraction
+    the product of theirs (TreeSHAP's repeated-feature rule, Lundberg et al. 2020,
+    Alg. 2). Players of path p are ``player_ptr[p]:player_ptr[p + 1]``.
+    """
+
+    player_ptr: np.ndarray  # int64 (n_paths + 1,)
+    first: np.ndarray  # int64 (n_players,): the run's first element (index into PathArrays)
+    length: np.ndarray  # int64 (n_players,): elements in the run
+    zero_fraction: np.ndarray  # float64 (n_players,)
+    slot: np.ndarray  # int32 (n_players,): the group, the output column of the player
 
 
 class NodeArrays(NamedTuple):

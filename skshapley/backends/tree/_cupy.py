@@ -388,3 +388,6 @@ def tree_path_interactions(X, paths, out):
 # of few rows (branchy, a state at a time) runs there too.
 tree_background_patterns = _numba.tree_background_patterns
 tree_interventional_walk = _numba.tree_interventional_walk
+# Grouped paths run there too (see ``_numba_cuda``).
+tree_grouped_path_shap = _numba.tree_grouped_path_shap
+tree_grouped_path_interactions = _numba.tree_grouped_path_interactions

@@ -343,3 +343,10 @@ def tree_background_patterns(*args, **kwargs):
 def tree_interventional_walk(*args, **kwargs):
     """The numba CPU kernel (the walk of few rows is branchy, a state at a time)."""
     return _numba.tree_interventional_walk(*args, **kwargs)
+
+
+# Grouped paths run on the CPU (numba): a group's run of elements makes one player with a
+# data-dependent count per path, which the GPU layout of one lane per element does not
+# take; the GPU path is the per-column one.
+tree_grouped_path_shap = _numba.tree_grouped_path_shap
+tree_grouped_path_interactions = _numba.tree_grouped_path_interactions

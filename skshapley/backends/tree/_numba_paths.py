@@ -106,6 +106,22 @@ def _pattern_workspace(n_rows):
 
 
 @njit(cache=True, inline="always")
+def _mark_element(rows, e, paths, bit, satisfied, bits):
+    """bits[r] |= bit for the rows r of ``rows`` whose test of element e is
+    ``satisfied`` (True or False)."""
+    f, low, high = paths.feature[e], paths.lower[e], paths.upper[e]
+    branch, mode = paths.missing_branch[e], paths.missing_mode[e]
+    if mode == CATEGORY_SET:  # decided per element, so interval loops stay as they were
+        for r in range(rows.shape[0]):
+            if _set_satisfied(rows[r, f], low, high, branch) == satisfied:
+                bits[r] |= bit
+        return
+    for r in range(rows.shape[0]):
+        if _satisfied(rows[r, f], low, high, branch, mode) == satisfied:
+            bits[r] |= bit
+
+
+@njit(cache=True, inline="always")
 def _mark_satisfied(rows, start, u, paths, bits):
     """bits[r] = pattern of the path's elements (bit j: element start + j) that row r of
     ``rows`` satisfies; ``rows`` may be a transposed view (contiguous columns)."""
@@ -113,26 +129,31 @@ def _mark_satisfied(rows, start, u, paths, bits):
     for r in range(rows.shape[0]):
         bits[r] = 0
     for j in range(u):
-        e = start + j
-        f, low, high = paths.feature[e], paths.lower[e], paths.upper[e]
-        branch, mode = paths.missing_branch[e], paths.missing_mode[e]
-        bit = one << np.uint64(j)
-        if mode == CATEGORY_SET:  # decided per element, so interval loops stay as they were
-            for r in range(rows.shape[0]):
-                if _set_satisfied(rows[r, f], low, high, branch):
-                    bits[r] |= bit
-            continue
-        for r in range(rows.shape[0]):
-            if _satisfied(rows[r, f], low, high, branch, mode):
-                bits[r] |= bit
+        _mark_element(rows, start + j, paths, one << np.uint64(j), True, bits)
 
 
-@register_jitable(error_model="numpy")
-def _distinct_patterns(X, row_start, n_rows, start, u, paths, row_bits, keys, slot_of_row):
-    """Each row's pattern of satisfied splits along one path (bit j: element j), the
-    block's distinct patterns in order of first appearance, and each row's slot among
-    them. Returns the number of distinct patterns."""
-    _mark_satisfied(X[row_start:row_start + n_rows], start, u, paths, row_bits)
+@njit(cache=True, inline="always")
+def _mark_players(rows, p, paths, groups, bits):
+    """bits[r] = pattern of path p's players (bit j: player j of ``groups``, a run of
+    elements) that row r satisfies, i.e. every element of the run."""
+    one = np.uint64(1)
+    first_player = groups.player_ptr[p]
+    n_players = groups.player_ptr[p + 1] - first_player
+    for r in range(rows.shape[0]):
+        bits[r] = 0
+    for j in range(n_players):  # bit j set where some element of run j fails
+        run = first_player + j
+        for e in range(groups.first[run], groups.first[run] + groups.length[run]):
+            _mark_element(rows, e, paths, one << np.uint64(j), False, bits)
+    full = ~np.uint64(0) >> np.uint64(64 - n_players)
+    for r in range(rows.shape[0]):
+        bits[r] = ~bits[r] & full
+
+
+@njit(cache=True, inline="always")
+def _dedupe_patterns(row_bits, n_rows, keys, slot_of_row):
+    """The distinct patterns of ``row_bits`` in order of first appearance (``keys``) and
+    each row's slot among them. Returns the number of distinct patterns."""
     n_keys = 0
     for r in range(n_rows):
         xb = row_bits[r]
@@ -147,6 +168,24 @@ def _distinct_patterns(X, row_start, n_rows, start, u, paths, row_bits, keys, sl
             n_keys += 1
         slot_of_row[r] = slot
     return n_keys
+
+
+@register_jitable(error_model="numpy")
+def _distinct_patterns(X, row_start, n_rows, start, u, paths, row_bits, keys, slot_of_row):
+    """Each row's pattern of satisfied splits along one path (bit j: element j), the
+    block's distinct patterns in order of first appearance, and each row's slot among
+    them. Returns the number of distinct patterns."""
+    _mark_satisfied(X[row_start:row_start + n_rows], start, u, paths, row_bits)
+    return _dedupe_patterns(row_bits, n_rows, keys, slot_of_row)
+
+
+@register_jitable(error_model="numpy")
+def _distinct_player_patterns(X, row_start, n_rows, p, paths, groups, row_bits, keys,
+                              slot_of_row):
+    """``_distinct_patterns`` of path p's players (``groups``). Returns the number of
+    distinct patterns."""
+    _mark_players(X[row_start:row_start + n_rows], p, paths, groups, row_bits)
+    return _dedupe_patterns(row_bits, n_rows, keys, slot_of_row)
 
 
 @njit(cache=True, inline="always")
@@ -185,12 +224,14 @@ def _pattern_coefficients(keys, n, start, u, zero_fraction, nodes, weights, o, p
 
 
 @register_jitable(error_model="numpy")
-def _shap_rows(X, row_start, row_stop, path_start, path_stop, paths, max_u, out):
+def _shap_rows(X, row_start, row_stop, path_start, path_stop, paths, groups, max_u, out):
     # A row's coefficients along a path depend only on its pattern of satisfied splits,
     # and a block's rows share few patterns: the quadrature of _path_coefficients runs
     # once per distinct pattern, with the patterns innermost so that its loops vectorise
     # (same operations in the same order per pattern, so the same bits as one row at a
-    # time; 6x faster on one thread for a depth-8 forest).
+    # time; 6x faster on one thread for a depth-8 forest). ``groups`` None: the players
+    # are the paths' elements; numba compiles that case without the grouped branches
+    # (written out here: behind helper functions it ran 7% slower).
     nodes, weights = LEGENDRE_NODES, LEGENDRE_WEIGHTS
     one = np.uint64(1)
     n_rows = row_stop - row_start
@@ -200,15 +241,22 @@ def _shap_rows(X, row_start, row_stop, path_start, path_stop, paths, max_u, out)
     coefficients = np.empty((max_u, n_rows))
     running = np.empty(n_rows)
     o_one, prefix_one, coefficients_one = np.empty(max_u), np.empty(max_u), np.empty(max_u)
-    path_ptr, feature, zero_fraction = paths.path_ptr, paths.feature, paths.zero_fraction
     out_ptr, out_index, out_value = paths.out_ptr, paths.out_index, paths.out_value
+    if groups is None:
+        player_ptr, zero_fraction, column = paths.path_ptr, paths.zero_fraction, paths.feature
+    else:
+        player_ptr, zero_fraction, column = groups.player_ptr, groups.zero_fraction, groups.slot
     for p in range(path_start, path_stop):
-        start = path_ptr[p]
-        u = path_ptr[p + 1] - start
+        start = player_ptr[p]
+        u = player_ptr[p + 1] - start
         if u == 0:
             continue
-        n = _distinct_patterns(X, row_start, n_rows, start, u, paths, row_bits, keys,
-                               slot_of_row)
+        if groups is None:
+            n = _distinct_patterns(X, row_start, n_rows, start, u, paths, row_bits, keys,
+                                   slot_of_row)
+        else:
+            n = _distinct_player_patterns(X, row_start, n_rows, p, paths, groups, row_bits,
+                                          keys, slot_of_row)
         if n == 1:  # one pattern (one row, or rows alike): the scalar loops, same bits
             for j in range(u):
                 o_one[j] = 1.0 if keys[0] & (one << np.uint64(j)) else 0.0
@@ -223,7 +271,7 @@ def _shap_rows(X, row_start, row_stop, path_start, path_stop, paths, max_u, out)
             g = out_index[k]
             v = out_value[k]
             for j in range(u):
-                f = feature[start + j]
+                f = column[start + j]
                 for r in range(n_rows):
                     out[row_start + r, g, f] += coefficients[j, slot_of_row[r]] * v
 
@@ -241,7 +289,7 @@ def _part_range(part, by_rows, n_rows, n_paths):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _shap_parts(X, first, stop, by_rows, paths, max_u, out, buffers):
+def _shap_parts(X, first, stop, by_rows, paths, groups, max_u, out, buffers):
     """Parts ``first .. stop - 1`` of ``tree_path_shap``: with ``by_rows`` part b is row
     block b (its rows of ``out``), else part c is path chunk c of every row
     (``buffers[c]``)."""
@@ -251,8 +299,8 @@ def _shap_parts(X, first, stop, by_rows, paths, max_u, out, buffers):
         row_lo, row_hi, path_lo, path_hi = _part_range(part, by_rows, n_rows, n_paths)
         target = out if by_rows else buffers[part]
         for lo in range(row_lo, row_hi, ROW_BLOCK):  # row blocks bound the scratch
-            _shap_rows(X, lo, min(row_hi, lo + ROW_BLOCK), path_lo, path_hi, paths, max_u,
-                       target)
+            _shap_rows(X, lo, min(row_hi, lo + ROW_BLOCK), path_lo, path_hi, paths, groups,
+                       max_u, target)
 
 
 def _max_length(path_ptr):
@@ -289,12 +337,19 @@ def _in_parts(kernel, X, work, args, out, scratch=tuple):
 
 def tree_path_shap(X, paths, out):
     """Numba twin of ``_numpy.tree_path_shap``."""
-    args = (paths, _max_length(paths.path_ptr))
+    args = (paths, None, _max_length(paths.path_ptr))
+    return _in_parts(_shap_parts, X, X.shape[0] * len(paths.feature), args, out)
+
+
+def tree_grouped_path_shap(X, paths, groups, out):
+    """Numba twin of ``_numpy.tree_grouped_path_shap``."""
+    args = (paths, groups, _max_length(groups.player_ptr))
     return _in_parts(_shap_parts, X, X.shape[0] * len(paths.feature), args, out)
 
 
 @register_jitable(error_model="numpy")
-def _interaction_rows(X, row_start, row_stop, path_start, path_stop, paths, max_u, out):
+def _interaction_rows(X, row_start, row_stop, path_start, path_stop, paths, groups, max_u,
+                      out):
     # As in _numba_patterns._interventional_rows, a row's u x u block depends only on its pattern of
     # satisfied splits, so each distinct pattern of the block is worked out once.
     nodes, weights = LEGENDRE_NODES, LEGENDRE_WEIGHTS
@@ -306,17 +361,24 @@ def _interaction_rows(X, row_start, row_stop, path_start, path_stop, paths, max_
     a = np.empty(max_u)
     prefix = np.empty(max_u)
     phi = np.empty(max_u)
-    path_ptr, feature, zero_fraction = paths.path_ptr, paths.feature, paths.zero_fraction
     out_ptr, out_index, out_value = paths.out_ptr, paths.out_index, paths.out_value
+    if groups is None:  # as in _shap_rows
+        player_ptr, zero_fraction, column = paths.path_ptr, paths.zero_fraction, paths.feature
+    else:
+        player_ptr, zero_fraction, column = groups.player_ptr, groups.zero_fraction, groups.slot
     for p in range(path_start, path_stop):
-        start = path_ptr[p]
-        u = path_ptr[p + 1] - start
+        start = player_ptr[p]
+        u = player_ptr[p + 1] - start
         if u == 0:
             continue
         z = zero_fraction[start:start + u]
         q = (u + 1) // 2
-        n_keys = _distinct_patterns(X, row_start, n_rows, start, u, paths, row_bits, keys,
-                                    slot_of_row)
+        if groups is None:
+            n_keys = _distinct_patterns(X, row_start, n_rows, start, u, paths, row_bits,
+                                        keys, slot_of_row)
+        else:
+            n_keys = _distinct_player_patterns(X, row_start, n_rows, p, paths, groups,
+                                               row_bits, keys, slot_of_row)
         for slot in range(n_keys):
             xb = keys[slot]
             for j in range(u):
@@ -359,13 +421,13 @@ def _interaction_rows(X, row_start, row_stop, path_start, path_stop, paths, max_
             for r in range(n_rows):
                 pair = pairs[slot_of_row[r]]
                 for i in range(u):
-                    fi = feature[start + i]
+                    fi = column[start + i]
                     for j in range(u):
-                        out[row_start + r, g, fi, feature[start + j]] += pair[i, j] * v
+                        out[row_start + r, g, fi, column[start + j]] += pair[i, j] * v
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _interaction_parts(X, first, stop, by_rows, paths, max_u, out, buffers):
+def _interaction_parts(X, first, stop, by_rows, paths, groups, max_u, out, buffers):
     """Parts of ``tree_path_interactions``, as in ``_shap_parts``."""
     n_rows = X.shape[0]
     n_paths = len(paths.path_ptr) - 1
@@ -374,11 +436,18 @@ def _interaction_parts(X, first, stop, by_rows, paths, max_u, out, buffers):
         target = out if by_rows else buffers[part]
         for lo in range(row_lo, row_hi, ROW_BLOCK):  # row blocks bound the scratch
             _interaction_rows(X, lo, min(row_hi, lo + ROW_BLOCK), path_lo, path_hi, paths,
-                              max_u, target)
+                              groups, max_u, target)
 
 
 def tree_path_interactions(X, paths, out):
     """Numba twin of ``_numpy.tree_path_interactions``."""
-    args = (paths, _max_length(paths.path_ptr))
+    args = (paths, None, _max_length(paths.path_ptr))
     work = X.shape[0] * len(paths.feature) * _max_length(paths.path_ptr)
+    return _in_parts(_interaction_parts, X, work, args, out)
+
+
+def tree_grouped_path_interactions(X, paths, groups, out):
+    """Numba twin of ``_numpy.tree_grouped_path_interactions``."""
+    args = (paths, groups, _max_length(groups.player_ptr))
+    work = X.shape[0] * len(paths.feature) * _max_length(groups.player_ptr)
     return _in_parts(_interaction_parts, X, work, args, out)

@@ -141,18 +141,33 @@ def _products_excluding_one(a):
     return prefix * suffix
 
 
-def _path_quadrature(X, p, paths):
-    """Path p's features f, one-minus-zero fractions d = o - z (n_rows, u), and the
-    Gauss-Legendre weights w (q,) and factors a_k(t) = z_k + d_k t at their nodes
-    (n_rows, q, u) whose products integrate the path's Shapley weights exactly
-    (q = ceil(u / 2) nodes for polynomials of degree u - 1)."""
-    f, o = _path_elements(X, p, paths)
-    u = len(f)
-    z = paths.zero_fraction[paths.path_ptr[p]:paths.path_ptr[p + 1]]
-    q = (u + 1) // 2
+def _quadrature(o, z):
+    """One-minus-zero fractions d = o - z (n_rows, u) of a path's players with one
+    fractions o (n_rows, u) and zero fractions z (u,), the Gauss-Legendre weights w (q,)
+    and the factors a_k(t) = z_k + d_k t at their nodes (n_rows, q, u) whose products
+    integrate the path's Shapley weights exactly (q = ceil(u / 2) nodes for polynomials
+    of degree u - 1)."""
+    q = (o.shape[1] + 1) // 2
     t, w = LEGENDRE_NODES[q, :q], LEGENDRE_WEIGHTS[q, :q]
     a = z[None, :, None] + (o - z)[:, :, None] * t[None, None, :]  # (n, u, q)
-    return f, o - z, w, np.moveaxis(a, 1, -1)
+    return o - z, w, np.moveaxis(a, 1, -1)
+
+
+def _path_quadrature(X, p, paths, groups=None):
+    """Path p's player columns f and ``_quadrature`` of its players: its elements, or,
+    with ``groups`` (PathGroups), the runs of elements on one group's columns, each
+    satisfied where all of the run is (Lundberg et al. 2020, Alg. 2, a feature seen
+    more than once on a path)."""
+    f, o = _path_elements(X, p, paths)
+    if groups is None:
+        z = paths.zero_fraction[paths.path_ptr[p]:paths.path_ptr[p + 1]]
+        return (f,) + _quadrature(o, z)
+    players = slice(groups.player_ptr[p], groups.player_ptr[p + 1])
+    if len(f):
+        o = np.logical_and.reduceat(o.astype(bool),
+                                    groups.first[players] - paths.path_ptr[p],
+                                    axis=1).astype(np.float64)
+    return (groups.slot[players],) + _quadrature(o, groups.zero_fraction[players])
 
 
 def tree_path_shap(X, paths, out):
@@ -170,10 +185,30 @@ def tree_path_shap(X, paths, out):
     -------
     out
     """
+    return tree_grouped_path_shap(X, paths, None, out)
+
+
+def tree_grouped_path_shap(X, paths, groups, out):
+    """``tree_path_shap`` of the game whose players are groups of columns.
+
+    Parameters
+    ----------
+    X : float64 (n_rows, n_features)
+    paths : PathArrays
+        The ensemble's paths, each path's elements sorted by group, then column.
+    groups : PathGroups or None
+        Each path's players (runs of elements on one group's columns); None: the
+        elements themselves (``tree_path_shap``).
+    out : float64 (n_rows, n_outputs, n_groups)
+
+    Returns
+    -------
+    out
+    """
     path_ptr = paths.path_ptr
     out_ptr, out_index, out_value = paths.out_ptr, paths.out_index, paths.out_value
     for p in range(len(path_ptr) - 1):
-        f, d, w, a = _path_quadrature(X, p, paths)
+        f, d, w, a = _path_quadrature(X, p, paths, groups)
         if len(f) == 0:
             continue
         coefficients = d * np.einsum("q,nqu->nu", w, _products_excluding_one(a))
@@ -190,11 +225,18 @@ def tree_path_interactions(X, paths, out):
     Off-diagonal phi_ij = v/2 (o_i - z_i)(o_j - z_j) * integral prod_{k != i, j} a_k(t) dt;
     the diagonal gets phi_i - sum_{j != i} phi_ij, so rows sum to the SHAP values.
     """
+    return tree_grouped_path_interactions(X, paths, None, out)
+
+
+def tree_grouped_path_interactions(X, paths, groups, out):
+    """``tree_path_interactions`` of groups of columns (``groups`` as in
+    ``tree_grouped_path_shap``); ``out`` : float64 (n_rows, n_outputs, n_groups,
+    n_groups)."""
     path_ptr = paths.path_ptr
     out_ptr, out_index, out_value = paths.out_ptr, paths.out_index, paths.out_value
     n_rows = X.shape[0]
     for p in range(len(path_ptr) - 1):
-        f, d, w, a = _path_quadrature(X, p, paths)
+        f, d, w, a = _path_quadrature(X, p, paths, groups)
         u = len(f)
         if u == 0:
             continue
