@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from skshapley.preprocessing._quantile_fit import update_cdf
 from skshapley.sketch import CDFSketch, MomentSketch, update_together
 
 __all__ = ["SketchState", "check_bounds", "check_sample_weight"]
@@ -79,7 +80,7 @@ class SketchState:
         # validate everything first, then update: a failed call changes nothing
         X, w = self.raw._validate(X, sample_weight)
         if self.raw.kind == "cdf":
-            self.raw._update(X, w)
+            update_cdf(self.raw, X, w)
         else:
             # the arcsinh sketch has no bounds, so raw's checks hold for it; the two share
             # each chunk's transposition

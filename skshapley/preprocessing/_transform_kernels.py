@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skshapley.sketch import (
+from skshapley.sketch._cells import (
     cell_map,
     cells_for,
     chunk_rows,
