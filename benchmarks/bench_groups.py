@@ -771,8 +771,8 @@ def main(argv=None):
                         help="seeds of permutation_importance (time and ranking only)")
     parser.add_argument("--skip-groups", action="store_true")
     parser.add_argument("--skip-sage", action="store_true")
-    parser.add_argument("--owen", action="store_true",
-                        help="also run the hierarchical Owen section (needs the API)")
+    parser.add_argument("--skip-owen", action="store_true",
+                        help="skip the hierarchical Owen section")
     args = parser.parse_args(argv)
     if args.quick:
         args.rows, args.peer_rows, args.bf_rows = 200, 20, 4
@@ -787,14 +787,8 @@ def main(argv=None):
         grouped_section(args, log)
     if not args.skip_sage:
         sage_section(args, log)
-    if args.owen:
+    if not args.skip_owen:
         owen_section(args, log)
-    else:
-        log("## 3. Hierarchical Owen values")
-        log()
-        log("Not run: pass ``--owen`` for hierarchical Owen values of "
-            "``ShapleyExplainer(groups=<linkage>)`` against shap's PartitionExplainer.")
-        log()
     log(f"Total wall time {time.perf_counter() - started:.0f} s.")
     path = pathlib.Path(args.output)
     path.parent.mkdir(parents=True, exist_ok=True)
