@@ -63,9 +63,10 @@ float32 for XGBoost, whose predictions are float32 and whose dumped covers and l
 values, read by the NumPy enumeration, are printed to float32 precision), or if it is not
 at least 5x faster than the interaction sums at d = 50.
 
-Run: ``python benchmarks/bench_groups.py --owen`` (``--quick``: a smoke run, which
-writes to ``--output`` too). ``--owen`` also runs section 3, hierarchical Owen values
-(``ShapleyExplainer(groups=<linkage>)``) against shap's PartitionExplainer.
+Run: ``python benchmarks/bench_groups.py`` (``--quick``: a smoke run, which writes to
+``--output`` too). Section 3 compares hierarchical Owen values
+(``ShapleyExplainer(groups=<linkage>)``) with shap's PartitionExplainer
+(``--skip-groups --skip-sage`` for it alone, ``--skip-owen`` to leave it out).
 """
 
 from __future__ import annotations
@@ -681,8 +682,7 @@ def owen_section(args, log):
     """Hierarchical Owen values of ``ShapleyExplainer(groups=<linkage>)`` against shap's
     PartitionExplainer at equal evaluations.
 
-    Run with ``--owen`` (``--skip-groups --skip-sage --owen`` for this section alone;
-    its table is then merged into the results by hand).
+    Run on its own with ``--skip-groups --skip-sage``.
 
     Protocol: d = 8 and 12 columns in correlated blocks, a RandomForest (50 trees,
     depth 8); the hierarchy: complete linkage of the correlation distance of the columns
