@@ -492,7 +492,11 @@ class ShapleyExplainer(TransformerMixin, BaseEstimator):
             beeswarm), as does ``display_data`` (None there). The explained rows
             themselves are the ``X`` given.
         """
-        check_is_fitted(self)
+        if getattr(self, "method_", None) is None:
+            # scikit-learn's check (and its error) only when fit's attribute is missing:
+            # it reads the estimator tags, which ask whether the model takes missing
+            # values, a tenth of a one-row TreeSHAP call
+            check_is_fitted(self)
         X = as_frame(X, getattr(self, "codec_", None))
         column_group = getattr(self, "_column_group", None)
         # the players: the columns, or the groups of columns

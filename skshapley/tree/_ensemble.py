@@ -12,6 +12,7 @@ extend and unwind commute.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 
@@ -247,8 +248,9 @@ class TreeEnsemble:
         """Distinct features per path (u)."""
         return np.diff(self.path_ptr)
 
-    @property
+    @functools.cached_property
     def max_path_length(self) -> int:
+        """Most distinct features of a path (kept: every TreeSHAP call reads it)."""
         lengths = self.path_lengths
         return int(lengths.max()) if lengths.size else 0
 
