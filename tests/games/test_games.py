@@ -48,6 +48,34 @@ def test_marginal_game_is_chunked_by_working_memory(rng):
     np.testing.assert_allclose(chunked, full, rtol=1e-12)
 
 
+def test_marginal_game_predicts_in_batches_that_stay_in_cache(rng, monkeypatch):
+    # at most MODEL_BATCH_ROWS model rows a call (whole coalitions of the background),
+    # and MODEL_BATCH_BYTES of input, whatever working_memory allows
+    from skshapley.games import _marginal
+
+    calls = []
+
+    def model(X):
+        calls.append(X.shape)
+        return X.sum(axis=1)
+
+    monkeypatch.setattr(_marginal, "MODEL_BATCH_ROWS", 1000)
+    background = rng.normal(size=(30, 4))
+    coalitions = rng.random((100, 4)) < 0.5
+    game = MarginalGame(model, rng.normal(size=4), background)
+    values = game.values(coalitions)
+    assert {shape[0] for shape in calls[:-1]} == {33 * 30} and sum(
+        shape[0] for shape in calls) == 100 * 30
+    calls.clear()
+    monkeypatch.setattr(_marginal, "MODEL_BATCH_BYTES", 8 * 4 * 300)  # 300 rows of 4
+    np.testing.assert_array_equal(game.values(coalitions), values)
+    assert max(shape[0] for shape in calls) == 10 * 30
+    calls.clear()
+    monkeypatch.setattr(_marginal, "MODEL_BATCH_ROWS", 7)  # less than one coalition
+    np.testing.assert_array_equal(game.values(coalitions), values)
+    assert max(shape[0] for shape in calls) == 30
+
+
 def test_marginal_game_multi_output_log_odds(rng):
     X = rng.normal(size=(60, 3))
     y = np.digitize(X[:, 0] + 0.3 * rng.normal(size=60), [-0.5, 0.5])
