@@ -21,7 +21,6 @@ kernel's objective:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import combinations
 from math import comb
 
 import numpy as np
@@ -137,10 +136,29 @@ def _canonical(masks):
     return out
 
 
+def combinations_array(d, s):
+    """int64 (C(d, s), s): the s-subsets of range(d) in lexicographic order (the order
+    of ``itertools.combinations``), built a position at a time by NumPy: each prefix is
+    followed by every larger element that leaves room for the rest. A tuple per subset
+    took 4.6 ms of a 36 ms one-row explanation at d = 20 (the sizes listed there hold
+    ~21,000 subsets)."""
+    if s == 0:
+        return np.zeros((1, 0), dtype=np.int64)
+    listed = np.arange(d - s + 1, dtype=np.int64)[:, None]
+    for k in range(1, s):
+        last = listed[:, -1]
+        counts = d - s + k - last  # choices last + 1 .. d - s + k
+        first_of = np.cumsum(counts) - counts
+        offsets = np.arange(int(counts.sum())) - np.repeat(first_of, counts)
+        listed = np.column_stack([np.repeat(listed, counts, axis=0),
+                                  np.repeat(last + 1, counts) + offsets])
+    return listed
+
+
 def _all_of_size(d, s):
     """One side of every complementary pair with a side of size s (for the middle size
     d = 2s, the side that holds player 0)."""
-    listed = np.array(list(combinations(range(d), s)), dtype=np.int64).reshape(-1, s)
+    listed = combinations_array(d, s)
     masks = np.zeros((listed.shape[0], d), dtype=bool)
     np.put_along_axis(masks, listed, True, axis=1)
     return masks[masks[:, 0]] if 2 * s == d else masks

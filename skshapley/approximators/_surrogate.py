@@ -6,12 +6,12 @@ OddSHAP)."""
 from __future__ import annotations
 
 import warnings
-from itertools import combinations
 from math import comb
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_solve, cholesky, solve_triangular
 
+from skshapley.approximators._coalitions import combinations_array
 from skshapley.approximators._regression_features import (
     OutputInfluence,
     _first_order_residuals,
@@ -40,8 +40,8 @@ class _TripleCharacters:
     @classmethod
     def of(cls, first, pool=None):
         """Every triple of players in ``pool`` (default: all players)."""
-        pool = range(first.shape[1]) if pool is None else pool
-        triples = np.array(list(combinations(pool, 3)), dtype=np.int64).reshape(-1, 3)
+        pool = np.arange(first.shape[1]) if pool is None else np.asarray(pool, np.int64)
+        triples = pool[combinations_array(len(pool), 3)].reshape(-1, 3)
         return cls(np.where(first, 1.0, -1.0), triples)
 
     def rows(self, mask):

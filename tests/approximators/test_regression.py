@@ -15,7 +15,7 @@ from skshapley.approximators import (
     resolve_method,
     shapley_values,
 )
-from skshapley.approximators._coalitions import paired_design, size_mass
+from skshapley.approximators._coalitions import combinations_array, paired_design, size_mass
 from skshapley.approximators._regression import fit_design
 from skshapley.exceptions import BudgetWarning
 from skshapley.games import AdditiveGame, CallableGame, UnanimityGame
@@ -256,3 +256,14 @@ def test_surrogate_screens_a_bounded_pool_of_triples():
     leverage = shapley_values(game, method="leverage", budget=40 * d, random_state=0)
     np.testing.assert_allclose(result.values, truth, atol=1e-8)
     assert np.abs(leverage.values - truth).max() > 1e-3
+
+
+@pytest.mark.parametrize("d", [1, 2, 5, 9, 13])
+def test_combinations_array_lists_itertools_combinations_in_order(d):
+    import itertools
+    from math import comb
+
+    for s in range(0, d + 1):
+        expected = np.array(list(itertools.combinations(range(d), s)),
+                            dtype=np.int64).reshape(comb(d, s), s)
+        np.testing.assert_array_equal(combinations_array(d, s), expected)
