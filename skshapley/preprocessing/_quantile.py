@@ -271,10 +271,10 @@ class MomentQuantileTransformer(TransformerMixin, BaseEstimator):
         first = not hasattr(self, "sketch_")
         # validate_data sets n_features_in_ and feature_names_in_ before later checks can
         # fail; a failed call must leave neither behind
-        # The CDF sketch refuses infinities in its own pass over the values (the fast
-        # paths of _quantile_fit too), so scikit-learn's check, a sum of X (0.2 ms per
-        # 1e6 values, 8 ms for 1e6 x 20), is left out for it; bounds are checked first,
-        # and the moment sketch leans on scikit-learn's check.
+        # The CDF sketch refuses infinities in its own pass over the values (its fast
+        # paths too), so scikit-learn's check, a sum of X (0.2 ms per 1e6 values, 8 ms
+        # for 1e6 x 20), is left out for it; bounds are checked first, and the moment
+        # sketch leans on scikit-learn's check.
         own_check = self._sketch_kind() == "cdf" and self.bounds is None
         with restored_on_failure(self):
             X = validate_numeric_data(self, X, dtype=np.float64, reset=first,

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from skshapley.preprocessing._quantile_fit import update_cdf
 from skshapley.sketch import CDFSketch, MomentSketch, update_together
 
 __all__ = ["SketchState", "check_bounds", "check_sample_weight"]
@@ -78,10 +77,10 @@ class SketchState:
         else:
             rows = float(X.shape[0])
         # validate everything first, then update: a failed call changes nothing
-        X, w = self.raw._validate(X, sample_weight)
         if self.raw.kind == "cdf":
-            update_cdf(self.raw, X, w)
+            self.raw.update(X, sample_weight)  # all or nothing, infinities refused
         else:
+            X, w = self.raw._validate(X, sample_weight)
             # the arcsinh sketch has no bounds, so raw's checks hold for it; the two share
             # each chunk's transposition
             update_together([self.raw] if self.asinh is None else [self.raw, self.asinh],

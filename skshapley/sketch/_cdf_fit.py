@@ -9,6 +9,28 @@ column; a larger unit-weight one at sample quantiles counted in one pass without
 sorting (the kernels of ``_count_kernels``); a weighted one at sample quantiles counted
 in one pass by the ``summarise_columns`` kernel of ``_cdf_kernels``. The exact tables
 of a batch are read off the same counts where they can be.
+
+In front of them, with a compiled backend, two column fast paths (kernels in
+``_fit_kernels``; the numpy backend skips them and stays the reference):
+
+- Few distinct values: a column with at most ``max(exact_threshold, N_SPLITTERS)``
+  distinct values is counted exactly in one pass (a histogram of a window of integers,
+  or a hash table that gives up as soon as one value too many turns up) and summarised
+  by its exact staircase, as a small batch is. That pass replaces a sort or a sampled
+  counting pass (Poisson(3), 1e6 values: 0.5 ms, against 0.9 ms for the counting
+  pass's histogram and 0.9 ms for ``np.sort``).
+- A point mass: in a batch of more than ``SPIKE_ROWS`` rows, when the values read before
+  the hash table gave up hold one value for at least ``SPIKE_SHARE`` of them (the zeros
+  of a zero-inflated column), the column's other values are copied out in one pass and
+  summarised alone; the point mass goes back into their polyline as an exact jump, with
+  the exact count of the values below it, so the polyline is the one the sketch would
+  build with that value among its splitters. The counting pass costs as much per value
+  at a point mass as elsewhere, so the copy pays where the mass is large; in smaller
+  batches such a column is sorted (a sort of many equal values is cheap).
+
+A row-major batch of many columns and rows (read row by row by the counting pass: a
+column pass would stride) goes to the four summaries unchanged, as do the columns that
+take neither path.
 """
 
 from __future__ import annotations
@@ -26,7 +48,8 @@ from skshapley.sketch._count_kernels import (
     count_tables,
     int_window,
 )
-from skshapley.sketch._polyline import _from_counts, _staircase
+from skshapley.sketch._fit_kernels import distinct_values, integer_values, split_spike
+from skshapley.sketch._polyline import _dedupe, _from_counts, _staircase
 
 __all__ = ["COUNT_ROWS", "EXACT_ROWS", "summarise"]
 
@@ -37,7 +60,7 @@ N_SPLITTERS = 512
 SAMPLE_PER_SPLITTER = 16
 # Unit-weight batches of more than COUNT_ROWS rows are counted in one pass (no sort) at
 # COUNT_SPLITTERS quantiles of a sample of COUNT_SPLITTERS * COUNT_SAMPLE_PER_SPLITTER
-# rows; smaller ones are sorted (there the sample would cost about as much as the sort).
+# rows, or of every COUNT_STRIDE-th row where that is fewer; smaller ones are sorted.
 # The sample quantiles' ranks scatter around even spacing (by less with a larger
 # sample), and the thinned sketch's rank error differs a little from that of evenly
 # spaced order statistics: over 8 seeds of 1e6 values of the 18 columns of
@@ -46,20 +69,160 @@ SAMPLE_PER_SPLITTER = 16
 # lognormal(0, 2) 1.87e-4 -> 1.99e-4). 16 sampled rows per splitter did worse (+8% on
 # t(2) and Cauchy); more splitters (1024, 2048, or the most evenly spaced 512 of them)
 # did not help.
-COUNT_ROWS = 1 << 18
+# COUNT_ROWS, measured (CDFSketch.update of normal columns, one thread, best of 15 on
+# a shared machine; sorted / counted with COUNT_STRIDE 8): 32,768 x 1 0.29 / 0.40 ms,
+# x 20 6.7 / 6.5 ms; 50,000 x 1 0.36 / 0.42 ms, x 20 8.6 / 7.9 ms; 65,536 x 1 0.43 /
+# 0.44 ms, x 20 10.7 / 9.2 ms; 100,000 x 1 0.59 / 0.53 ms, x 20 14.9 / 12.1 ms. Below
+# it, the sample, the cell tables and the pass's bookkeeping (about 0.2 ms a column)
+# cost more than the sort they save.
+# COUNT_STRIDE: the rank error of the 18 columns at 100,000 rows (12 seeds) with the
+# counting pass, against sorted: mean 1.99e-4 against 1.97e-4 (stride 16: 2.01e-4), the
+# worst column the same (1.29e-3), per column -10% (zero-inflated) to +8% (t(2); stride
+# 16: +10%, Cauchy +9%); at 40,000 rows (8 seeds) mean 2.30e-4 against 2.26e-4.
+COUNT_ROWS = 1 << 16
 COUNT_SPLITTERS = 512
 COUNT_SAMPLE_PER_SPLITTER = 128
+COUNT_STRIDE = 8
+
+
+# Share of the values read (before the hash table gave up) at one value from which that
+# value is taken out as a point mass, in batches of more than SPIKE_ROWS rows. Measured
+# on 1e6 values, one thread: the copy costs 0.35 ms and the counting pass about 1.7 ns
+# per value whatever their mass, so the copy pays from about a third; at 60% zeros the
+# update took 1.9 ms, against 2.3 ms without it (np.sort: 2.2 ms).
+SPIKE_SHARE = 0.35
+# Fewest rows for the point-mass split: below, the copy and its summary of 512 distinct
+# splitters cost more than they save, and such a column is sorted, counted or not
+# (100,000 rows at 60% zeros, the fit: 0.70 ms split, 0.61-0.85 ms counted whole, 0.59-
+# 0.68 ms sorted; np.sort 0.17 ms).
+SPIKE_ROWS = 1 << 18
+# Most distinct values the exact pass counts (with exact_threshold above it, the fast
+# path is skipped: its table would be larger than the batch summaries it replaces).
+MAX_DISTINCT = 1 << 16
+# Values of the strided sample that chooses the integer window.
+WINDOW_SAMPLE = 1024
+# Fewest rows for the integer window: below, the hash table's pass costs about as much
+# as the sample.
+WINDOW_ROWS = 1 << 15
 
 
 def summarise(sketch, X, w):
     """The summary of a validated batch ``X`` ``(n, d)`` with weights ``w`` (``None`` for
     unit weights) for ``sketch`` (a :class:`~skshapley.sketch.CDFSketch`, whose exact
-    tables and limits say which tables to build; it is not changed).
+    tables and limits say which tables to build; it is not changed): each column through
+    a fast path where one applies (not with the numpy backend), the others as
+    ``_summarise`` summarises them.
 
     Returns, per column, a dict: ``stats`` (``SCAN_FIELDS``), ``build(lattice)`` making
     the batch's polyline (absent for a column without kept values) and the batch's exact
     ``table`` (``None`` when the state keeps none or the batch overflows it). Raises
     ``ValueError`` if ``X`` holds an infinity.
+    """
+    n, d = X.shape
+    tabled = [table is not None for table in sketch.exact]
+    limit = max(sketch.exact_threshold, N_SPLITTERS)
+    if (n == 0 or limit > MAX_DISTINCT or get_backend(sketch.backend).name == "numpy"
+            or not (d == 1 or X.flags.f_contiguous or n <= EXACT_ROWS)):
+        return _summarise(sketch, X, w, tabled)
+    parts = [_fast_part(sketch, tabled[j], np.ascontiguousarray(X[:, j]), w, limit)
+             for j in range(d)]
+    rest = [j for j in range(d) if parts[j] is None]
+    if len(rest) == d:
+        return _summarise(sketch, X, w, tabled)
+    for j in rest:
+        parts[j] = _summarise(sketch, X[:, j:j + 1], w, [tabled[j]])[0]
+    return parts
+
+
+def _fast_part(sketch, tabled, col, w, limit):
+    """The summary of the contiguous column ``col`` from a fast path, or ``None`` where
+    none applies; ``tabled``: whether the state keeps its exact table."""
+    n = col.shape[0]
+    found = None
+    if w is None and n >= WINDOW_ROWS:
+        window = _integer_window(col, limit)
+        if window is not None:
+            found = integer_values(col, *window)
+    if found is None:
+        found = distinct_values(col, w, limit)
+        if found[0] is None:
+            spike, share = found[1]
+            if w is None and n > SPIKE_ROWS and share >= SPIKE_SHARE:
+                return _spike_part(sketch, tabled, col, spike)
+            if w is None and n > EXACT_ROWS and share >= SPIKE_SHARE:
+                # sorted, not counted: a sort of many equal values is cheap
+                return _summarise_sorted(sketch, col, tabled)
+            return None
+    values, weights, n_nan, n_kept = found
+    if values.size > limit:
+        return None
+    if values.size and (np.isinf(values[0]) or np.isinf(values[-1])):
+        raise ValueError(INF_MESSAGE)
+    if np.any(values.view(np.uint64) == np.uint64(1 << 63)):
+        return None  # -0.0: np.unique's choice of sign is the reference's to make
+    return _part_from_values(sketch, values, weights, n_nan, n_kept, tabled)
+
+
+def _integer_window(col, limit):
+    """``(lo, span)`` of a histogram that a column whose strided sample holds only
+    integers close together likely fits in (the sample's range in the middle, four times
+    as wide, a power of two), else ``None``."""
+    stride = max(1, col.shape[0] // WINDOW_SAMPLE)
+    sample = col[::stride]
+    head = sample[:8]
+    if not np.array_equal(head, np.floor(head)):  # most continuous columns stop here
+        return None
+    sample = sample[~np.isnan(sample)]
+    if sample.size == 0 or not np.array_equal(sample, np.floor(sample)):
+        return None
+    low, high = float(sample.min()), float(sample.max())
+    width = high - low + 1
+    if not (4 * width <= limit and max(-low, high) < 2.0 ** 52):
+        return None
+    span = 64
+    while span < 4 * width:
+        span *= 2
+    return low - (span - width) // 2, span
+
+
+def _spike_part(sketch, tabled, col, spike):
+    """The summary of the column ``col`` with its point mass ``spike`` taken out, or
+    ``None`` when the column must keep an exact table (few rows)."""
+    rest, (n_spike, n_below) = split_spike(col, spike)
+    part = _summarise(sketch, rest[:, None], None, [False])[0]
+    stats = part["stats"].copy()  # its NaN count is the column's
+    if tabled and stats[1] + n_spike <= sketch.small_n:
+        return None
+    stats[1] += n_spike
+    stats[2] += n_spike
+    if not spike > stats[3]:
+        stats[3], stats[5] = spike, n_spike
+    if not spike < stats[4]:
+        stats[4], stats[6] = spike, n_spike
+    stats[8] = float(stats[8] == 1.0 and spike == np.floor(spike))
+    build = part["build"]
+    return {"stats": stats, "table": None,
+            "build": lambda lattice: _with_spike(*build(lattice), spike, n_below, n_spike,
+                                                 lattice)}
+
+
+def _with_spike(x, c, spike, n_below, n_spike, lattice):
+    """The polyline ``(x, c)`` of the other values with the point mass ``n_spike`` at
+    ``spike`` added, ``n_below`` of them below it: a jump through the exact counts (on
+    the lattice, the mass spread over ``(spike - 1, spike]``)."""
+    low = spike - 1.0 if lattice else spike
+    i = int(np.searchsorted(x, low, side="right"))
+    x = np.concatenate([x[:i], [low, spike], x[i:]])
+    c = np.concatenate([c[:i], [n_below, n_below + n_spike], c[i:] + n_spike])
+    return _dedupe(x, np.maximum.accumulate(c))
+
+
+def _summarise(sketch, X, w, tabled):
+    """The summary of a validated batch ``X`` ``(n, d)`` with weights ``w`` (``None`` for
+    unit weights) for ``sketch`` (a :class:`~skshapley.sketch.CDFSketch`, whose limits
+    say which tables to build; it is not changed), without the column fast paths;
+    ``tabled[j]``: whether the state keeps an exact table for column ``j`` of ``X``.
+    Returns and raises as :func:`summarise`.
 
     Four summaries, all exact at their vertices: small batches are sorted whole;
     unit-weight ones up to ``COUNT_ROWS`` rows are sorted per column and read at
@@ -71,13 +234,13 @@ def summarise(sketch, X, w):
     n, d = X.shape
     if n <= EXACT_ROWS:
         unit = np.ones(n) if w is None else w
-        return [_summarise_exact(sketch, X[:, j], unit, j) for j in range(d)]
+        return [_summarise_exact(sketch, X[:, j], unit, tabled[j]) for j in range(d)]
     if w is None and n > COUNT_ROWS:
-        return _summarise_counted(sketch, X)
+        return _summarise_counted(sketch, X, tabled)
     if w is None:
         # one copy, then every column is contiguous for the sort
         columns = X.T if X.flags.f_contiguous else np.ascontiguousarray(X.T)
-        return [_summarise_sorted(sketch, columns[j], j) for j in range(d)]
+        return [_summarise_sorted(sketch, columns[j], tabled[j]) for j in range(d)]
     kernel, _ = sketch._kernels()
     X = np.ascontiguousarray(X)
     splitters, n_split, forced = _splitters(X, w)
@@ -94,7 +257,7 @@ def summarise(sketch, X, w):
     parts = []
     for j in range(d):
         if j in forced:
-            parts.append(_summarise_exact(sketch, X[:, j], w, j))
+            parts.append(_summarise_exact(sketch, X[:, j], w, tabled[j]))
             continue
         k = int(n_split[j])
         part = {"stats": stats[j].copy(), "table": None}
@@ -102,12 +265,13 @@ def summarise(sketch, X, w):
             args = (splitters[j, :k], below[j, :k + 1], equal[j, :k], n_equal[j, :k],
                     stats[j])
             part["build"] = lambda lattice, args=args: _from_counts(*args, lattice)
-            part["table"] = _table_from_counts(sketch, j, stats[j], args, X[:, j], w)
+            part["table"] = _table_from_counts(sketch, tabled[j], stats[j], args, X[:, j],
+                                               w)
         parts.append(part)
     return parts
 
 
-def _summarise_counted(sketch, X):
+def _summarise_counted(sketch, X, tabled):
     """Unit-weight summaries counted at sample quantiles in one pass (no sort).
 
     Each column's splitters are ``COUNT_SPLITTERS`` quantiles of a sample of about
@@ -120,15 +284,17 @@ def _summarise_counted(sketch, X):
     together are first counted with a histogram (``count_integers``): the same numbers.
     """
     n, d = X.shape
-    stride = max(1, n // (COUNT_SPLITTERS * COUNT_SAMPLE_PER_SPLITTER))
-    sample = X[::stride]
+    stride = max(COUNT_STRIDE, n // (COUNT_SPLITTERS * COUNT_SAMPLE_PER_SPLITTER))
+    # one copy of the sample with its columns contiguous: masking and sorting a strided
+    # column cost 75 us a column of a 100,000 x 20 batch
+    sample = np.ascontiguousarray(X[::stride].T)
     n_cells = cells_for(d)
     integers = get_backend(sketch.backend).name != "numpy" and (X.flags.f_contiguous
                                                                 or d == 1)
     parts = [None] * d
     rows, plans, cells, fast = [], [], [], []
     for j in range(d):
-        col = sample[:, j]
+        col = sample[j]
         kept = np.sort(col[np.isfinite(col)])
         if kept.size < COUNT_SPLITTERS:
             continue
@@ -137,29 +303,30 @@ def _summarise_counted(sketch, X):
         plan = count_plan(values, drawn, n_cells)
         if plan is None:
             continue
-        keep, cell, *mapping = plan
+        kept_cells, cell, *mapping = plan
         lo = int_window(kept) if integers else None
         if lo is not None:
-            parts[j] = _summarise_integers(sketch, j, X[:, j], values[keep], lo)
+            parts[j] = _summarise_integers(sketch, tabled[j], X[:, j], values[kept_cells],
+                                           lo)
             if parts[j] is not None:
                 continue
         fast.append(j)
-        rows.append(values[keep])
-        cells.append(cell[keep])
+        rows.append(values[kept_cells])
+        cells.append(cell[kept_cells])
         plans.append(mapping)
     if fast:
-        _count_fast_columns(sketch, X, fast, rows, cells, plans, parts, n_cells)
+        _count_fast_columns(sketch, X, tabled, fast, rows, cells, plans, parts, n_cells)
     slow = [j for j in range(d) if parts[j] is None]
     if slow:
         columns = X[:, slow]
         columns = columns.T if columns.flags.f_contiguous else \
             np.ascontiguousarray(columns.T)
         for i, j in enumerate(slow):
-            parts[j] = _summarise_sorted(sketch, columns[i], j)
+            parts[j] = _summarise_sorted(sketch, columns[i], tabled[j])
     return parts
 
 
-def _count_fast_columns(sketch, X, fast, rows, cells, plans, parts, n_cells):
+def _count_fast_columns(sketch, X, tabled, fast, rows, cells, plans, parts, n_cells):
     """Fill ``parts`` for the ``fast`` columns of ``X`` from one counting pass."""
     n = X.shape[0]
     k_max = max(row.size for row in rows)
@@ -173,7 +340,7 @@ def _count_fast_columns(sketch, X, fast, rows, cells, plans, parts, n_cells):
         n_split[i] = row.size
     sub = X if m == X.shape[1] else X[:, fast]
     # exact tables only where the state keeps one and the column may have few values
-    track = np.array([sketch.exact[j] is not None and row.size <= sketch.exact_threshold
+    track = np.array([tabled[j] and row.size <= sketch.exact_threshold
                       for j, row in zip(fast, rows, strict=True)], dtype=bool)
     if get_backend(sketch.backend).name == "numpy":
         kernel, _ = sketch._kernels()
@@ -203,14 +370,14 @@ def _count_fast_columns(sketch, X, fast, rows, cells, plans, parts, n_cells):
                 stats[i])
         part = {"stats": stats[i].copy(), "table": None}
         part["build"] = lambda lattice, args=args: _from_counts(*args, lattice)
-        if sketch.exact[j] is not None:
-            part["table"] = _table_from_counts(sketch, j, stats[i], args, sub[:, i], None,
-                                               spills[i])
+        if tabled[j]:
+            part["table"] = _table_from_counts(sketch, True, stats[i], args, sub[:, i],
+                                               None, spills[i])
         parts[j] = part
 
 
-def _summarise_integers(sketch, j, col, splitters, lo):
-    """The counting pass's summary of column ``j`` (``col``, contiguous) at
+def _summarise_integers(sketch, tabled, col, splitters, lo):
+    """The counting pass's summary of the column ``col`` (contiguous) at
     ``splitters``, read off a histogram of its integers from ``lo`` on; ``None`` when the
     column holds another value (see ``count_integers``)."""
     counted = count_integers(np.ascontiguousarray(col), lo, splitters)
@@ -220,7 +387,7 @@ def _summarise_integers(sketch, j, col, splitters, lo):
     args = (splitters, below[0], equal[0], equal[0], stats[0])
     part = {"stats": stats[0].copy(), "table": None}
     part["build"] = lambda lattice: _from_counts(*args, lattice)
-    if sketch.exact[j] is not None and not sketch._overflows(values.size, stats[0, 1]):
+    if tabled and not sketch._overflows(values.size, stats[0, 1]):
         part["table"] = exact_table(values, weights)
     return part
 
@@ -258,7 +425,7 @@ def _splitters(X, w):
     return splitters, n_split, forced
 
 
-def _summarise_sorted(sketch, col, j):
+def _summarise_sorted(sketch, col, tabled):
     """Exact summary of one unit-weight column at ``N_SPLITTERS`` order statistics."""
     s = np.sort(col)  # NaN sorts last
     n_valid = int(np.searchsorted(s, np.inf, side="right"))
@@ -285,7 +452,7 @@ def _summarise_sorted(sketch, col, j):
                      and np.array_equal(s, np.floor(s)))
     args = (values, below, equal, le - lt, stats)
     part["build"] = lambda lattice: _from_counts(*args, lattice)
-    if sketch.exact[j] is not None:
+    if tabled:
         part["table"] = _table_from_sorted(sketch, s, values)
     return part
 
@@ -301,7 +468,7 @@ def _table_from_sorted(sketch, s, values):
     return exact_table(s[starts], counts)
 
 
-def _summarise_exact(sketch, col, w, j):
+def _summarise_exact(sketch, col, w, tabled):
     """Exact summary of one column of a small batch (sorted distinct values)."""
     nan = np.isnan(col)
     inf = np.isinf(col)
@@ -310,9 +477,16 @@ def _summarise_exact(sketch, col, w, j):
     keep = ~nan & (w > 0)
     values, inverse = np.unique(col[keep], return_inverse=True)
     weights = np.bincount(inverse, weights=w[keep], minlength=values.size)
+    return _part_from_values(sketch, values, weights, np.count_nonzero(nan),
+                             np.count_nonzero(keep), tabled)
+
+
+def _part_from_values(sketch, values, weights, n_nan, n_kept, tabled):
+    """The summary of a column from its sorted distinct kept ``values`` and their
+    ``weights`` (its staircase: exact), its NaN count and its count of kept rows."""
     stats = np.zeros(N_SCAN)
-    stats[0] = np.count_nonzero(nan)
-    stats[1] = np.count_nonzero(keep)
+    stats[0] = n_nan
+    stats[1] = n_kept
     stats[3], stats[4] = np.inf, -np.inf
     stats[8] = 1.0
     part = {"stats": stats, "table": None}
@@ -322,17 +496,17 @@ def _summarise_exact(sketch, col, w, j):
         stats[5], stats[6] = weights[0], weights[-1]
         stats[8] = float(np.all(values == np.floor(values)))
         part["build"] = lambda lattice: _staircase(values, weights, lattice)
-        if sketch.exact[j] is not None and not sketch._overflows(values.size, stats[1]):
+        if tabled and not sketch._overflows(values.size, stats[1]):
             part["table"] = exact_table(values, weights)
     return part
 
 
-def _table_from_counts(sketch, j, stats, args, col, w, spill=None):
+def _table_from_counts(sketch, tabled, stats, args, col, w, spill=None):
     """The batch's exact table when the state keeps one: read off the counts when
     every kept value is a splitter, or from the counts and ``spill`` (the unit-weight
     values equal to no splitter, from the counting pass), else (rarely) from the
     sorted column."""
-    if sketch.exact[j] is None:
+    if not tabled:
         return None
     splitters, below, equal, _, _ = args
     if sketch._overflows(splitters.size, stats[1]):

@@ -1,6 +1,6 @@
-"""Kernels of the CDF sketch's unit-weight pass (``fit`` without sample weights, above
-``COUNT_ROWS`` rows): every column of a batch counted at its splitters in one pass,
-without sorting.
+"""Kernels of the CDF sketch's unit-weight pass (an update without sample weights,
+above ``_cdf_fit.COUNT_ROWS`` rows): every column of a batch counted at its splitters in
+one pass, without sorting.
 
 A value's splitter is looked up in a cell table of at most one splitter per cell
 (:func:`count_plan` thins the splitters so), so each value costs one table read, one
@@ -269,9 +269,15 @@ def count_columns(X, splitters, n_splitters, plans, first, track, kernels=None,
     for j in np.flatnonzero(track):
         if np.all(flags[order[j], 2] <= SPILL_ROOM):
             spills[j] = np.concatenate([spill[p, :flags[p, 2]] for p in order[j]])
-    counts = counts[order].sum(axis=1)  # (d, width): integers, exact in any order
+    # (d, width): integers, exact in any order. Summed through a view, not counts[order]
+    # (whose copy of 320 parts x 1028 counts took 1 ms of a 100,000 x 20 batch's 11 ms)
+    if by_columns:
+        counts = counts.reshape(d, n_chunks, width).sum(axis=1)
+        flags = flags.reshape(d, n_chunks, 3).sum(axis=1)
+    else:
+        counts = counts.reshape(n_chunks, d, width).sum(axis=0)
+        flags = flags.reshape(n_chunks, d, 3).sum(axis=0)
     extremes = extremes[order]
-    flags = flags[order].sum(axis=1)
     low = extremes[:, :, 0].min(axis=1)
     high = extremes[:, :, 2].max(axis=1)
     n_low = np.where(extremes[:, :, 0] == low[:, None], extremes[:, :, 1], 0).sum(axis=1)

@@ -19,8 +19,12 @@ P99 = np.linspace(0.01, 0.99, 99)
 
 @pytest.fixture
 def counted(monkeypatch):
-    """Batches of more than 20,000 rows take the counting path (not only > 262,144)."""
+    """Batches of more than 20,000 rows take the counting path (not only > 65,536), and
+    no column takes a column fast path in front of it (those summarise few distinct
+    values exactly, where the numpy reference counts; tested in
+    ``test_cdf_column_paths.py``)."""
     monkeypatch.setattr(_cdf_fit, "COUNT_ROWS", 20_000)
+    monkeypatch.setattr(_cdf_fit, "_fast_part", lambda *args: None)
 
 
 def _columns(rng, n):

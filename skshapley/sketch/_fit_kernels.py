@@ -1,5 +1,6 @@
-"""Kernels of the fit's fast paths (``_quantile_fit``): one pass that counts a column's
-distinct values while they are few, and one that takes a point mass out of a column.
+"""Kernels of the CDF sketch's column fast paths (``_cdf_fit``): one pass that counts a
+column's distinct values while they are few (by hashing, or by a histogram of a window
+of integers), and one that takes a point mass out of a column.
 
 ``distinct_values`` counts the values of a contiguous column in an open-addressing hash
 table keyed on their bits (Fibonacci hashing, Knuth 1973, Sec. 6.4; linear probing), and
@@ -13,8 +14,9 @@ that a repeated value does not wait on one counter.
 ``split_spike`` copies the values of a column that differ from one value (its point
 mass) to a buffer, counting that value's rows, the rows below it and the NaNs.
 
-Both are serial ``nogil`` numba builds; their numpy references are in
-``tests/preprocessing/test_quantile_fit.py`` (``np.unique``, boolean masks).
+All are serial ``nogil`` numba builds; their numpy references are in
+``tests/sketch/test_cdf_column_paths.py`` (``np.unique``, boolean masks). The numpy
+backend does not take these paths: its summaries are the reference.
 """
 
 from __future__ import annotations
