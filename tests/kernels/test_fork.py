@@ -26,7 +26,12 @@ SCRIPT = textwrap.dedent("""
                                  method="permutation", max_evals=2000, random_state=0)
     explainer.fit(X)
     in_parent = explainer.explain(X[:40]).values
-    explainer.explain(X[:160])  # chunks of 16 rows: large enough for the prange builds
+    # a prange build in the parent (the explainer's model chunks are small enough for
+    # the serial ones): 4096 orderings of 10 players' prefixes, above the parallel cut
+    from skshapley.backends import get_backend
+
+    orders = np.tile(np.arange(10), (4096, 1))
+    get_backend("numba").prefix_coalitions(orders, np.empty((4096, 9, 10), dtype=bool))
     assert parallel._is_initialized, "the parent never started numba's pool"
 
     def explain(rows):
