@@ -8,7 +8,7 @@ import numpy as np
 
 # Not through skshapley.utils, whose validation helpers read skshapley._config, which
 # looks up the backends: the import contract keeps metrics independent of them.
-from skshapley.utils._sklearn_compat import NumberInterval, validate_params
+from skshapley.utils import NumberInterval, validate_params
 
 # an estimate and its reference: arrays, or (shapley_mse) two numbers
 _VALUES = ["array-like", Real]

@@ -196,9 +196,9 @@ def _check_cv_folds(cv, name):
 def _cv_reductions(X, y, cv, alpha, center, reduction):
     from sklearn.model_selection import check_cv
 
-    from skshapley.games._least_squares import _as_float_block
+    from skshapley.games import as_float_block
 
-    X, y = _as_float_block(X, y, "train")
+    X, y = as_float_block(X, y, "train")
     splitter = check_cv(_check_cv_folds(cv, "cv"))
     reduced = []
     for train_rows, valid_rows in splitter.split(X, y):
@@ -218,7 +218,7 @@ def _select_alpha(X, y, alphas, cv, center, reduction):
     candidate."""
     from sklearn.model_selection import check_cv
 
-    from skshapley.games._least_squares import _as_float_block
+    from skshapley.games import as_float_block
 
     try:
         candidates = [check_alpha(a) for a in alphas]
@@ -227,7 +227,7 @@ def _select_alpha(X, y, alphas, cv, center, reduction):
                          f"{alphas!r}.") from None
     if not candidates:
         raise ValueError("The 'alphas' parameter must not be empty.")
-    X, y = _as_float_block(X, y, "train")
+    X, y = as_float_block(X, y, "train")
     errors = np.zeros(len(candidates))
     for train_rows, valid_rows in check_cv(_check_cv_folds(5 if cv is None else cv,
                                                           "cv")).split(X, y):

@@ -15,8 +15,11 @@ import weakref
 
 import numpy as np
 
-from skshapley.backends.tree._numba_walk import tree_leaf_outputs
-from skshapley.backends.tree._numpy import LIGHTGBM_ZERO_THRESHOLD, MISSING_NAN_OR_ZERO
+from skshapley.backends.tree import (
+    LIGHTGBM_ZERO_THRESHOLD,
+    MISSING_NAN_OR_ZERO,
+    tree_leaf_outputs,
+)
 from skshapley.games import resolve_response_method
 from skshapley.tree import grouped_tree_shap, read_model, tree_shap
 

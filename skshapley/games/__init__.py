@@ -11,6 +11,7 @@ from skshapley.games._cme import ETA_GRID, cme_cv_losses
 from skshapley.games._least_squares import (
     LeastSquaresGame,
     ReducedLeastSquares,
+    as_float_block,
     check_alpha,
     check_center,
     check_positive_int,
@@ -56,6 +57,7 @@ __all__ = [
     "RefitGame",
     "UnanimityGame",
     "VALUES",
+    "as_float_block",
     "cme_cv_losses",
     "make_response_function",
     "product_kernel",

@@ -43,7 +43,7 @@ MAX_ABS_VALUE = 1e150
 CHOLESKY_MAX_GRAM_CONDITION = 1e8
 
 
-def _as_float_block(X, y, name, n_features=None):
+def as_float_block(X, y, name, n_features=None):
     """Check one block of rows (X (n, p), y (n,)) and return float64 copies."""
     X = _as_dense(X, name, "X")
     y = _as_dense(y, name, "y")
@@ -205,7 +205,7 @@ def factor_rows(data, name, reduction="tsqr", n_features=None):
                          f"{reduction!r}.")
     accumulator = RowFactor(reduction)
     if isinstance(data, tuple) and len(data) == 2 and not isinstance(data[0], tuple):
-        X, y = _as_float_block(*data, name, n_features)
+        X, y = as_float_block(*data, name, n_features)
         blocks = _block_rows(X, y, X.shape[1])
         first = True
     else:
@@ -221,7 +221,7 @@ def factor_rows(data, name, reduction="tsqr", n_features=None):
             except (TypeError, ValueError):
                 raise ValueError(f"each block of X_{name} must be a pair (X_block, y_block); "
                                  f"got {type(block).__name__}.") from None
-            X_block, y_block = _as_float_block(X_block, y_block, name,
+            X_block, y_block = as_float_block(X_block, y_block, name,
                                                accumulator.n_features or n_features)
         else:
             X_block, y_block = block

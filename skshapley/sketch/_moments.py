@@ -18,7 +18,7 @@ from functools import lru_cache
 import numpy as np
 
 from skshapley.backends import get_backend
-from skshapley.backends.sketch._numpy import N_MOMENT_FIELDS, _unit_exponent
+from skshapley.backends.sketch import N_MOMENT_FIELDS, unit_exponent
 from skshapley.sketch._base import (
     INF_MESSAGE,
     BaseSketch,
@@ -268,7 +268,7 @@ class MomentSketch(BaseSketch):
         w = wa + wb
         low = np.minimum(a.min, b.min)
         high = np.maximum(a.max, b.max)
-        e = np.array([_unit_exponent(lo, hi) for lo, hi in zip(low, high, strict=True)],
+        e = np.array([unit_exponent(lo, hi) for lo, hi in zip(low, high, strict=True)],
                      dtype=np.int64)
         top = self.order
         ks = np.arange(1, top + 1)
@@ -373,7 +373,7 @@ class MomentSketch(BaseSketch):
         sketch._allocate(d)
         for name, value in values.items():
             setattr(sketch, name, value)
-        sketch.exp2 = np.array([_unit_exponent(lo, hi) for lo, hi in
+        sketch.exp2 = np.array([unit_exponent(lo, hi) for lo, hi in
                                 zip(sketch.min, sketch.max, strict=True)], dtype=np.int64)
         sketch.exact = exact
         return sketch

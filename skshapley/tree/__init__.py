@@ -1,7 +1,7 @@
 """Exact TreeSHAP for tree ensembles (Lundberg et al. 2020; GPUTreeShap, Mitchell, Frank &
 Holmes 2022): the ensemble IR, readers and kernels."""
 
-from skshapley.backends.tree._packing import PACKINGS, Packing, pack_paths
+from skshapley.backends.tree import PACKINGS, Packing, pack_paths
 from skshapley.tree._api import FEATURE_PERTURBATIONS, TreeShapValues, tree_shap
 from skshapley.tree._ensemble import TreeEnsemble, build_ensemble
 from skshapley.tree._groups import group_paths, grouped_tree_shap

@@ -18,11 +18,12 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from skshapley.backends.tree import NodeArrays, PathArrays
-from skshapley.backends.tree._numpy import (  # noqa: F401  (re-exported for readers)
+from skshapley.backends.tree import (  # noqa: F401  (re-exported for readers)
     CATEGORY_SET,
     MISSING_NAN,
     MISSING_NAN_OR_ZERO,
+    NodeArrays,
+    PathArrays,
     category_set_words,
     elements_satisfied,
 )

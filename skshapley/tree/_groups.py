@@ -43,8 +43,7 @@ from numbers import Real
 import numpy as np
 
 from skshapley.backends import has_kernel
-from skshapley.backends.tree import PathArrays, PathGroups
-from skshapley.backends.tree._numpy import MISSING_NAN, elements_satisfied
+from skshapley.backends.tree import MISSING_NAN, PathArrays, PathGroups, elements_satisfied
 from skshapley.tree import _cache
 from skshapley.tree._api import (
     WALK_ROWS,

@@ -8,4 +8,8 @@ One module per backend (``_numpy``, the reference; ``_numba``; ``_numba_cuda``;
 ``_cupy``), each with every kernel of ``KERNELS`` under the same signature.
 """
 
+from skshapley.backends.sketch._numpy import N_MOMENT_FIELDS, unit_exponent
+
 KERNELS = ("moment_chunk", "interp_columns", "arcsinh")
+
+__all__ = ["KERNELS", "N_MOMENT_FIELDS", "unit_exponent"]

@@ -109,7 +109,7 @@ class SketchArrays(ArrayBase):
         correction, w_low, w_high, w_zero = self._moment_refine(x, w, mean, low, high)
         mean = xp.where(filled, xp.minimum(xp.maximum(mean + correction / safe_total, low),
                                            high), 0.0)
-        half = high / 2 - low / 2  # the twin's _unit_exponent, column-wise
+        half = high / 2 - low / 2  # the twin's unit_exponent, column-wise
         exponent = xp.where((half > 0) & xp.isfinite(half), xp.frexp(half)[1] + 1, 0)
         # a column without kept entries has zero weights, mean and exponent, and low, high
         # = inf, -inf, as in the twin

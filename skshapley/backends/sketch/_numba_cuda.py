@@ -18,7 +18,7 @@ from skshapley.backends._numba_cuda_common import (
     grid,
     launch,
 )
-from skshapley.backends.sketch._numpy import N_MOMENT_FIELDS, _unit_exponent
+from skshapley.backends.sketch._numpy import N_MOMENT_FIELDS, unit_exponent
 
 MOMENT_THREADS = BLOCK_THREADS  # threads per column block (the block reductions')
 MAX_MOMENT_ORDER = 32
@@ -126,7 +126,7 @@ def moment_chunk(x, w, order, out):
     result = cuda.device_array(out.shape, dtype=np.float64)
     _moment_summary[d, MOMENT_THREADS](x_device, w_device, result)
     summary = result.copy_to_host()
-    exponents = np.array([_unit_exponent(low, high) if rows else 0
+    exponents = np.array([unit_exponent(low, high) if rows else 0
                           for low, high, rows in summary[:, [3, 4, 9]]], dtype=np.float64)
     summary[:, 2] = exponents
     result = cuda.to_device(summary)

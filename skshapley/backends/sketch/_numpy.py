@@ -13,7 +13,7 @@ MOMENT_FIELDS = ("weight", "mean", "exp2", "min", "max", "w_at_min", "w_at_max",
 N_MOMENT_FIELDS = len(MOMENT_FIELDS)
 
 
-def _unit_exponent(low, high):
+def unit_exponent(low, high):
     """Exponent e with (high - low) / 2**e in [0.5, 1), 0 for an empty or constant range.
 
     The range is taken as 2 * (high/2 - low/2) so that it cannot overflow near 1e308.
@@ -54,7 +54,7 @@ def moment_chunk(x, w, order, out):
         mean = (wv * v).sum() / total
         mean += (wv * (v - mean)).sum() / total
         mean = min(max(mean, low), high)
-        e = _unit_exponent(low, high)
+        e = unit_exponent(low, high)
         dev = (v - mean) * np.ldexp(1.0, -e)
         row[0], row[1], row[2], row[3], row[4] = total, mean, e, low, high
         row[5] = wv[v == low].sum()

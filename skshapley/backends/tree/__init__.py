@@ -7,9 +7,24 @@ One module per backend (``_numpy``, the reference; ``_numba``; ``_numba_cuda``;
 take the ensemble's arrays as one argument: :class:`PathArrays` (the paths) or
 :class:`NodeArrays` (the trees), and the grouped kernels
 :class:`PathGroups` (each path's players when they are groups of columns).
+
+Also public to the rest of the library: the element encodings the readers write
+(``MISSING_NAN``, ``CATEGORY_SET`` ...), ``elements_satisfied`` (which rows satisfy an
+element), the path packings of the GPU layout, and ``tree_leaf_outputs`` (the
+ensemble's raw outputs, for the explainer's efficiency check).
 """
 
 from skshapley.backends.tree._arrays import NodeArrays, PathArrays, PathGroups
+from skshapley.backends.tree._numba_walk import tree_leaf_outputs
+from skshapley.backends.tree._numpy import (
+    CATEGORY_SET,
+    LIGHTGBM_ZERO_THRESHOLD,
+    MISSING_NAN,
+    MISSING_NAN_OR_ZERO,
+    category_set_words,
+    elements_satisfied,
+)
+from skshapley.backends.tree._packing import PACKINGS, Packing, pack_paths
 
 KERNELS = (
     "tree_path_shap",
@@ -21,4 +36,19 @@ KERNELS = (
     "tree_interventional_walk",
 )
 
-__all__ = ["KERNELS", "NodeArrays", "PathArrays", "PathGroups"]
+__all__ = [
+    "CATEGORY_SET",
+    "KERNELS",
+    "LIGHTGBM_ZERO_THRESHOLD",
+    "MISSING_NAN",
+    "MISSING_NAN_OR_ZERO",
+    "NodeArrays",
+    "PACKINGS",
+    "Packing",
+    "PathArrays",
+    "PathGroups",
+    "category_set_words",
+    "elements_satisfied",
+    "pack_paths",
+    "tree_leaf_outputs",
+]
