@@ -14,12 +14,17 @@ and zero fraction z_g = prod_{j in g} z_j. That is the path of a single feature 
 group, TreeSHAP's "feature seen twice" case (Alg. 2 unwinds the earlier element and
 extends once with the product of both fractions).
 
-The kernels read o_j from a column of X and the path's interval on it, so a group
-whose path tests one of its columns keeps that element as it is, while a group that a
-path tests on two or more of its columns (say x0 in [a, b) and x1 in [c, d)) becomes
-one element on an *indicator column*: 1 where the row satisfies all of the group's
-intervals on that path, tested by the interval [0.5, inf). The rows (explained and
-background) are widened by these indicator columns, identical conditions share one,
+The path-dependent kernels take each path's elements sorted by group (``elements``)
+and the runs of one group's elements as the path's players (``players``, a
+``PathGroups``): a row satisfies a player where it satisfies every element of its run,
+and the player's zero fraction is the product of theirs. The interventional kernels
+read o_j from a column of X and the path's interval on it, one condition per element,
+so for them a group whose path tests one of its columns keeps that element as it is,
+while a group that a path tests on two or more of its columns (say x0 in [a, b) and
+x1 in [c, d)) becomes one element on an *indicator column*: 1 where the row satisfies
+all of the group's intervals on that path, tested by the interval [0.5, inf). The rows
+(explained and background) are widened by these indicator columns, identical conditions
+share one,
 and the kernels' values of the widened columns are summed per group (each path gives
 each group one element, so the sum picks that element). Paths are taken a range at a
 time, each range widening the rows by its own indicator columns only, so the widened
