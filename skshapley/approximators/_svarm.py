@@ -41,6 +41,7 @@ from skshapley.approximators._result import ShapleyResult
 from skshapley.approximators._risk import (
     overall_error_quantile,
     satterthwaite_draws,
+    shared_normal_draws,
     small_sample_inflation,
     spectrum_of_rows,
 )
@@ -132,7 +133,7 @@ def svarm_shapley(game, budget: int, *, quantile_level: float = 0.95,
             f"v(N), the coalitions of sizes 1 and {d - 1} and one round of every other "
             f"size need {minimum} evaluations; increase budget to at least {minimum}."
         )
-    rng, risk_rng = as_generator(random_state).spawn(2)
+    (rng,) = as_generator(random_state).spawn(1)
     start = game.n_evaluations
     if d <= 2:
         from skshapley.approximators._exact import exact_shapley
@@ -172,7 +173,7 @@ def svarm_shapley(game, budget: int, *, quantile_level: float = 0.95,
         unit_strata[unit_index] = strata[sampled]
         unit_strata = _collapsed(unit_strata)
         labels = np.unique(unit_strata)
-        normal = risk_rng.standard_normal((4096, d))
+        normal = shared_normal_draws(d)
         totals, weighted = np.zeros((d, k)), np.zeros((d, k))
         for j in range(k):
             per_unit = np.zeros((len(unit_ids), d))

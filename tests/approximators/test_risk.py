@@ -63,3 +63,17 @@ def test_zero_covariance_gives_zero_error_and_one_draw_gives_inf():
     single.update(np.ones((1, 3)))
     assert np.isinf(single.std_errors()).all()
     assert overall_error_quantile(single.estimate_covariance()) == np.inf
+
+
+def test_shared_normal_draws_do_not_depend_on_the_widths_asked_before(monkeypatch):
+    from skshapley.approximators import _risk
+
+    narrow_first = _risk.shared_normal_draws(20).copy()
+    wide = _risk.shared_normal_draws(150).copy()
+    np.testing.assert_array_equal(wide[:, :20], narrow_first)
+    monkeypatch.setattr(_risk, "_shared_draws", np.empty((_risk.SHARED_DRAWS, 0)))
+    np.testing.assert_array_equal(_risk.shared_normal_draws(150), wide)  # wide first
+    assert not _risk.shared_normal_draws(3).flags.writeable
+    # standard normal: the chi-square(150) mean of the squared row norms, to 4 sigma
+    squares = (wide ** 2).sum(axis=1)
+    assert abs(squares.mean() - 150) < 4 * np.sqrt(2 * 150 / len(squares))
