@@ -142,6 +142,8 @@ def solve(transformer, state):
     cdf = raw.kind == "cdf"
     if cdf:
         constant = raw.min == raw.max
+        # every feature's quantiles in one call (the polylines inverted together)
+        read = None if raw.is_empty else raw.quantile(references)
     for j in range(d):
         if not raw.weight[j] > 0:
             quantiles[:, j] = np.nan
@@ -149,7 +151,7 @@ def solve(transformer, state):
             continue
         if cdf:
             # read off the polyline (or the exact table): no solve
-            quantiles[:, j] = raw.quantile_feature(j, references)
+            quantiles[:, j] = read[:, j]
             solvers[j] = "exact" if raw.exact[j] else ("constant" if constant[j] else "cdf")
             converged[j] = True
             continue

@@ -56,3 +56,38 @@ def test_partial_fit_and_weights_on_the_fast_paths():
         assert weighted.sketch_.exact[j] == table
     with_numpy = CDFSketch(backend="numpy").update(X)  # the reference, no fast path
     assert with_numpy.exact == whole.sketch_.exact
+
+
+def test_checks_skipped_for_known_values_still_refuse_and_record():
+    """fit skips scikit-learn's parameter checks for a set of plain values that passed
+    them, and validate_data for a plain float64 array: both must still refuse what they
+    refuse and record what they record."""
+    pd = pytest.importorskip("pandas")
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 3))
+    model = MomentQuantileTransformer().fit(X)
+    assert model.n_features_in_ == 3 and not hasattr(model, "feature_names_in_")
+    for bad in ({"n_quantiles": 0}, {"n_quantiles": 10.0}, {"n_knots": True},
+                {"output_distribution": "cauchy"}):
+        with pytest.raises(InvalidParameterError):
+            MomentQuantileTransformer(**bad).fit(X)
+    # names recorded from a frame, then dropped by a fit on an array
+    model.fit(pd.DataFrame(X, columns=["a", "b", "c"]))
+    assert list(model.feature_names_in_) == ["a", "b", "c"]
+    model.fit(X[:, :2])
+    assert model.n_features_in_ == 2 and not hasattr(model, "feature_names_in_")
+    with pytest.raises(ValueError, match="features"):
+        model.partial_fit(X)
+    assert model.n_features_in_ == 2
+    # other dtypes, layouts and empty arrays take scikit-learn's path
+    for other in (X.astype(np.float32), np.asfortranarray(X), X[:, ::2]):
+        assert MomentQuantileTransformer().fit(other).n_features_in_ == other.shape[1]
+    with pytest.raises(ValueError):
+        MomentQuantileTransformer().fit(X[:0])
+    with pytest.raises(ValueError):
+        MomentQuantileTransformer().fit(np.zeros((5, 0)))
+    # the same quantiles either way
+    ref = MomentQuantileTransformer().fit(X.tolist())
+    assert np.array_equal(MomentQuantileTransformer().fit(X).quantiles_, ref.quantiles_)
