@@ -165,8 +165,9 @@ GPU_MIN_WORK_BY_DOMAIN = {"tree": GPU_MIN_WORK}
 
 
 def has_kernel(namespace, name):
-    """Whether ``namespace`` has kernel ``name`` (GPU slots that are not filled yet are
-    stubs that raise when called: ``missing_kernel``)."""
+    """Whether ``namespace`` has kernel ``name``: a backend given to
+    ``register_backend`` may fill a slot it lacks with a stub marked ``is_missing =
+    True``, which policies then skip without calling it."""
     kernel = getattr(namespace, name, None)
     return kernel is not None and not getattr(kernel, "is_missing", False)
 

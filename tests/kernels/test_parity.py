@@ -4,10 +4,10 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from backend_helpers import missing_kernel
 
 from skshapley.backends import KERNEL_NAMES, available_backends, get_backend
 from skshapley.backends._array_twins import ArrayKernels
-from skshapley.backends._gpu_common import missing_kernel
 from skshapley.exceptions import BackendUnavailableError
 
 NUMPY = get_backend("numpy")

@@ -640,8 +640,9 @@ def test_gpu_backends_match_the_reference(backend):
 def test_auto_backend_policy_moves_large_work_to_a_gpu():
     from types import SimpleNamespace
 
+    from backend_helpers import missing_kernel
+
     from skshapley.backends import get_backend
-    from skshapley.backends._gpu_common import missing_kernel
     from skshapley.backends._registry import GPU_MIN_WORK
     from skshapley.backends._registry import choose_backend as choose_tree_backend
 
