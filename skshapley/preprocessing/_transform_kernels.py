@@ -12,7 +12,7 @@ mean of the references of its first and last copy), and for each gap between two
 slope and end references of numpy's segment.
 
 A value's distinct quantile is found from a table of cells on the order keys of the
-values (:mod:`skshapley.sketch._cells`, as the CDF sketch's counting pass: monotone, a
+values (:mod:`skshapley.backends.sketch._cells`, as the CDF sketch's counting pass: monotone, a
 cell is a fraction of a binade, offset columns are zoomed into), then a short scan: no
 binary search over 1000 quantiles, and no equal-width table, which failed on heavy tails
 (a 4096-bucket table put most of lognormal(0, 2) in its first bucket: 0.7x sklearn's
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skshapley.sketch._cells import (
+from skshapley.backends.sketch import (
     cell_map,
     cells_for,
     chunk_rows,
@@ -56,7 +56,7 @@ def interp_table(quantiles, references, threshold=None, n_cells=None):
     with ``v - threshold < quantiles[0]`` maps to ``references[0]``, else one with ``v +
     threshold > quantiles[-1]`` to ``references[-1]``; without it (uniform output) the
     rule is ``v == quantiles[0]``, else ``v == quantiles[-1]``. ``n_cells`` (a power of
-    two) defaults to :func:`~skshapley.sketch._cells.cells_for` ``d`` columns.
+    two) defaults to :func:`~skshapley.backends.sketch.cells_for` ``d`` columns.
     """
     m, d = quantiles.shape
     if n_cells is None:

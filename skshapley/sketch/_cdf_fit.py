@@ -38,9 +38,9 @@ from __future__ import annotations
 import numpy as np
 
 from skshapley.backends import get_backend, run_parts
+from skshapley.backends.sketch import cells_for
 from skshapley.sketch._base import INF_MESSAGE, exact_table
 from skshapley.sketch._cdf_kernels import MAX_STEPS, N_SCAN, search_table
-from skshapley.sketch._cells import cells_for
 from skshapley.sketch._count_kernels import (
     MAX_DROPPED_SHARE,
     count_columns,

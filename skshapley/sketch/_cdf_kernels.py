@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skshapley.sketch._cells import SIGN, mapped_keys, numba_build, order_keys
+from skshapley.backends.sketch import SIGN, mapped_keys, numba_build, order_keys
 from skshapley.sketch._merge_kernels import simplify_kernel
 
 __all__ = ["MAX_STEPS", "N_SCAN", "SCAN_FIELDS", "get_kernels", "search_table",

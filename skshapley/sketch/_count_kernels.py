@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skshapley.sketch._cdf_kernels import N_SCAN
-from skshapley.sketch._cells import (
+from skshapley.backends.sketch import (
     MAX_CELLS,
     SIGN,
     cell_map,
@@ -29,6 +28,7 @@ from skshapley.sketch._cells import (
     numba_build,
     run_serial,
 )
+from skshapley.sketch._cdf_kernels import N_SCAN
 
 __all__ = ["count_columns", "count_integers", "count_plan", "count_tables",
            "get_count_kernels", "int_window"]
@@ -55,7 +55,7 @@ def count_plan(values, multiplicity, n_cells=MAX_CELLS):
     shift)``, with ``cells`` the values' cells, or ``None`` when the column should be
     sorted instead.
 
-    A value's cell (:func:`~skshapley.sketch._cells.cell_map`) is monotone in the value,
+    A value's cell (:func:`~skshapley.backends.sketch.cell_map`) is monotone in the value,
     so the first splitter ``>= x`` is the one in ``x``'s cell if ``x`` does not exceed
     it, else the next. ``keep`` keeps one value
     per cell, the most drawn (a point mass), the lowest among equals; the plan is refused

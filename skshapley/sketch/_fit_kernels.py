@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skshapley.sketch._cells import SIGN, numba_build
+from skshapley.backends.sketch import SIGN, numba_build
 
 __all__ = ["EMPTY", "distinct_values", "integer_values", "split_spike"]
 

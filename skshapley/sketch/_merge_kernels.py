@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skshapley.sketch._cells import numba_build
+from skshapley.backends.sketch import numba_build
 
 __all__ = ["combine_thin", "get_combine_kernel", "simplify_kernel", "simplify_polyline"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skshapley.sketch._cells import SIGN, numba_build
+from skshapley.backends.sketch import SIGN, numba_build
 from skshapley.sketch._merge_kernels import _dedupe_into
 
 __all__ = ["cell_plan", "from_counts", "invert_columns"]

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from sketch_columns import mixed_columns
 
+from skshapley.backends.sketch import cells_for, order_keys
 from skshapley.metrics import rank_error
 from skshapley.sketch import CDFSketch, _cdf_fit
 from skshapley.sketch._cdf_kernels import MAX_STEPS, N_SCAN, get_kernels
-from skshapley.sketch._cells import cells_for, order_keys
 from skshapley.sketch._count_kernels import count_columns, count_plan, count_tables
 from skshapley.sketch._merge_kernels import combine_thin
 from skshapley.sketch._polyline import _combine, _lattice_to_line, _staircase, _thin
