@@ -75,7 +75,7 @@ def _resolve_backend(backend, ensemble, n_rows, needed):
 def path_dependent_shap(ensemble, X, kernels):
     n_rows = X.shape[0]
     out = np.zeros((n_rows, ensemble.n_outputs, ensemble.n_features))
-    kernels.tree_path_shap(X, ensemble.path_arrays(), out)
+    kernels.tree_path_shap(X, ensemble.path_arrays(), out, cache=_cache.layout_cache(kernels))
     base = np.broadcast_to(ensemble.expected_value, (n_rows, ensemble.n_outputs)).copy()
     return out, base
 
@@ -83,7 +83,8 @@ def path_dependent_shap(ensemble, X, kernels):
 def path_dependent_interactions(ensemble, X, kernels):
     n_rows, d = X.shape[0], ensemble.n_features
     out = np.zeros((n_rows, ensemble.n_outputs, d, d))
-    kernels.tree_path_interactions(X, ensemble.path_arrays(), out)
+    kernels.tree_path_interactions(X, ensemble.path_arrays(), out,
+                                   cache=_cache.layout_cache(kernels))
     return out
 
 

@@ -199,8 +199,7 @@ def use_stand_in(monkeypatch, stand_in):
 
     from skshapley.backends import _cupy_runtime
     from skshapley.backends._registry import compose_kernels
-    from skshapley.backends.tree import _cupy as tree_cupy
-    from skshapley.backends.tree._layout import LayoutCache
+    from skshapley.tree import _cache
 
     monkeypatch.setitem(sys.modules, "cupy", stand_in)
     cupyx = types.ModuleType("cupyx")  # NumPy's linalg raises anyway
@@ -208,5 +207,5 @@ def use_stand_in(monkeypatch, stand_in):
     monkeypatch.setitem(sys.modules, "cupyx", cupyx)
     monkeypatch.setattr(_cupy_runtime, "_MODULES", {})
     monkeypatch.setattr(_cupy_runtime, "_BOUND", {})
-    monkeypatch.setattr(tree_cupy, "_CACHE", LayoutCache())
+    monkeypatch.setattr(_cache, "_LAYOUTS", {})
     return compose_kernels("_cupy")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from cuda_cpp_emulator import compiler_available, cupy_sources, fake_cupy, use_stand_in
 
-from skshapley.backends.tree import PathArrays, _cupy
+from skshapley.backends.tree import LayoutCache, PathArrays, _cupy
 from skshapley.backends.tree import _numpy as NUMPY
 from skshapley.tree import read_model
 from skshapley.tree._api import interventional_shap, path_dependent_interactions
@@ -57,9 +57,8 @@ def test_warp_kernel(emulated, rng, packing, monkeypatch):
     X, ensemble = _classifier(rng)
     rows = ensemble.prepare(X[:9])
     expected, _ = path_dependent_shap(ensemble, rows, NUMPY)
-    cache_get = _cupy._CACHE.get
-    monkeypatch.setattr(_cupy._CACHE, "get",
-                        lambda *args, **kwargs: cache_get(*args, packing=packing))
+    # the tree API's cache for this backend (a namespace without a name), packing as asked
+    monkeypatch.setattr("skshapley.tree._cache._LAYOUTS", {None: LayoutCache(packing=packing)})
     got, _ = path_dependent_shap(ensemble, rows, emulated)
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-13)
     assert np.abs(expected).max() > 0.01
@@ -74,7 +73,7 @@ def test_long_path_kernel_on_every_path(emulated, rng):
                     ensemble.missing_branch, ensemble.missing_mode, ensemble.zero_fraction,
                     ensemble.out_ptr, ensemble.out_index, ensemble.out_value)
     expected = NUMPY.tree_path_shap(rows, ir, np.zeros((5, 3, 5)))
-    device = _cupy._CACHE.get(np, ir)
+    device = LayoutCache().get(np, ir)
     paths = np.arange(ensemble.n_paths, dtype=np.int64)
     got = np.zeros((5, 3, 5))
     _cupy._module().get_function("tree_shap_long")(

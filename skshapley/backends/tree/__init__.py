@@ -10,11 +10,14 @@ take the ensemble's arrays as one argument: :class:`PathArrays` (the paths) or
 
 Also public to the rest of the library: the element encodings the readers write
 (``MISSING_NAN``, ``CATEGORY_SET`` ...), ``elements_satisfied`` (which rows satisfy an
-element), the path packings of the GPU layout, and ``tree_leaf_outputs`` (the
-ensemble's raw outputs, for the explainer's efficiency check).
+element), the path packings of the GPU layout and the ``LayoutCache`` of its device
+copies (owned by the callers of the GPU kernels, passed as ``cache``), and
+``tree_leaf_outputs`` (the ensemble's raw outputs, for the explainer's efficiency
+check).
 """
 
 from skshapley.backends.tree._arrays import NodeArrays, PathArrays, PathGroups
+from skshapley.backends.tree._layout import LayoutCache
 from skshapley.backends.tree._numba_walk import tree_leaf_outputs
 from skshapley.backends.tree._numpy import (
     CATEGORY_SET,
@@ -40,6 +43,7 @@ __all__ = [
     "CATEGORY_SET",
     "KERNELS",
     "LIGHTGBM_ZERO_THRESHOLD",
+    "LayoutCache",
     "MISSING_NAN",
     "MISSING_NAN_OR_ZERO",
     "NodeArrays",

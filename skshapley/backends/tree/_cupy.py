@@ -269,23 +269,20 @@ extern "C" __global__ void tree_interactions(
 }
 """
 
-# The device copies of the last few models (a model explained chunk after chunk is copied
-# once).
-_CACHE = LayoutCache()
-
-
 def _module():
     return raw_module(SOURCE)
 
 
-def tree_path_shap(X, paths, out):
-    """CuPy twin of ``_numpy.tree_path_shap`` (X may be a CuPy array)."""
+def tree_path_shap(X, paths, out, cache=None):
+    """CuPy twin of ``_numpy.tree_path_shap`` (X may be a CuPy array); ``cache``: a
+    :class:`LayoutCache` of the caller's, which keeps the device copies of the paths
+    (a model explained chunk after chunk is copied once)."""
     import cupy
 
     if len(paths.path_ptr) > 1 and np.diff(paths.path_ptr).max() > 64:
         raise ValueError("paths of more than 64 distinct features are not supported on "
                          "the GPU; use backend='numba'.")
-    device = _CACHE.get(cupy, paths)
+    device = (LayoutCache(size=1) if cache is None else cache).get(cupy, paths)
     layout = device["layout"]
     X_device = cupy.ascontiguousarray(cupy.asarray(X, dtype=cupy.float64))
     n_rows, n_features = X_device.shape
@@ -352,7 +349,7 @@ def tree_interventional_shap(X, patterns, counts, n_distinct, n_background, path
     return out
 
 
-def tree_path_interactions(X, paths, out):
+def tree_path_interactions(X, paths, out, cache=None):
     """CuPy twin of ``_numpy.tree_path_interactions``: a thread per (row, path),
     quadrature form; paths of up to 64 distinct features."""
     import cupy
@@ -361,7 +358,7 @@ def tree_path_interactions(X, paths, out):
     if len(path_ptr) > 1 and np.diff(path_ptr).max() > 64:
         raise ValueError("paths of more than 64 distinct features are not supported on "
                          "the GPU; use backend='numba'.")
-    device = _CACHE.get(cupy, paths)
+    device = (LayoutCache(size=1) if cache is None else cache).get(cupy, paths)
     X_device = cupy.ascontiguousarray(cupy.asarray(X, dtype=cupy.float64))
     n_rows, n_features = X_device.shape
     n_paths = len(path_ptr) - 1

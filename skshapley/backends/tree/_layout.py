@@ -104,16 +104,26 @@ class LayoutCache:
     """Device arrays of the last few models, keyed by the identity of their path arrays.
 
     The cache holds a reference to the keyed arrays, so an id cannot be reused by a new
-    array while its entry lives.
+    array while its entry lives. Its owner is the caller of the GPU kernels (the tree
+    API keeps one per backend); a kernel given none builds the layout for that call.
+
+    Parameters
+    ----------
+    size : int, default=4
+        Models kept.
+    packing : str, default="bfd"
+        How paths are packed into warps (``skshapley.tree.PACKINGS``).
     """
 
-    def __init__(self, size=4):
+    def __init__(self, size=4, packing="bfd"):
         self.size = size
+        self.packing = packing
         self.entries = []  # (key arrays, device dict)
 
-    def get(self, xp, paths, packing="bfd"):
+    def get(self, xp, paths, packing=None):
         """The device arrays (``xp.asarray``) of ``paths`` (a ``PathArrays``) and of their
         warp layout."""
+        packing = self.packing if packing is None else packing
         key = tuple(paths)
         for entry_key, device, entry_packing in self.entries:
             if entry_packing == packing and all(a is b for a, b in zip(entry_key, key,

@@ -147,12 +147,9 @@ class _NumbaArrays:
         return cuda.to_device(np.ascontiguousarray(array))
 
 
-_CACHE = LayoutCache()
-
-
-def tree_path_shap(X, paths, out):
-    """numba.cuda twin of ``_numpy.tree_path_shap``."""
-    device = _CACHE.get(_NumbaArrays, paths)
+def tree_path_shap(X, paths, out, cache=None):
+    """numba.cuda twin of ``_numpy.tree_path_shap``; ``cache`` as in the CuPy twin."""
+    device = (LayoutCache(size=1) if cache is None else cache).get(_NumbaArrays, paths)
     layout = device["layout"]
     if max(np.diff(paths.path_ptr), default=0) > MAX_LONG_PATH:
         raise ValueError(f"paths of more than {MAX_LONG_PATH} distinct features are not "
@@ -244,7 +241,7 @@ def _interactions(X, path_ptr, feature, lower, upper, zero_fraction, miss, mode,
                             (single[i] - row_sum[i]) * out_value[k])
 
 
-def tree_path_interactions(X, paths, out):
+def tree_path_interactions(X, paths, out, cache=None):
     """numba.cuda twin of ``_numpy.tree_path_interactions`` (paths of up to MAX_LONG_PATH
     distinct features)."""
     (path_ptr, feature, lower, upper, missing_branch, missing_mode, zero_fraction, out_ptr,

@@ -341,8 +341,8 @@ def _in_parts(kernel, X, work, args, out, scratch=tuple):
     return out
 
 
-def tree_path_shap(X, paths, out):
-    """Numba twin of ``_numpy.tree_path_shap``."""
+def tree_path_shap(X, paths, out, cache=None):
+    """Numba twin of ``_numpy.tree_path_shap`` (``cache`` unused on the CPU)."""
     args = (paths, None, _max_length(paths.path_ptr))
     return _in_parts(_shap_parts, X, X.shape[0] * len(paths.feature), args, out)
 
@@ -445,8 +445,8 @@ def _interaction_parts(X, first, stop, by_rows, paths, groups, max_u, out, buffe
                               groups, max_u, target)
 
 
-def tree_path_interactions(X, paths, out):
-    """Numba twin of ``_numpy.tree_path_interactions``."""
+def tree_path_interactions(X, paths, out, cache=None):
+    """Numba twin of ``_numpy.tree_path_interactions`` (``cache`` unused on the CPU)."""
     args = (paths, None, _max_length(paths.path_ptr))
     work = X.shape[0] * len(paths.feature) * _max_length(paths.path_ptr)
     return _in_parts(_interaction_parts, X, work, args, out)

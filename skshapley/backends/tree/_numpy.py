@@ -170,7 +170,7 @@ def _path_quadrature(X, p, paths, groups=None):
     return (groups.slot[players],) + _quadrature(o, groups.zero_fraction[players])
 
 
-def tree_path_shap(X, paths, out):
+def tree_path_shap(X, paths, out, cache=None):
     """Path-dependent TreeSHAP in the per-path form above: add every path's contributions
     to ``out``.
 
@@ -180,6 +180,8 @@ def tree_path_shap(X, paths, out):
     paths : PathArrays
         The ensemble's paths.
     out : float64 (n_rows, n_outputs, n_features)
+    cache : LayoutCache, optional
+        Unused on the CPU; the GPU twins keep their device copies of the paths in it.
 
     Returns
     -------
@@ -217,13 +219,14 @@ def tree_grouped_path_shap(X, paths, groups, out):
     return out
 
 
-def tree_path_interactions(X, paths, out):
+def tree_path_interactions(X, paths, out, cache=None):
     """Path-dependent SHAP interaction values (Lundberg et al. 2020; per path as in
     GPUTreeShap, Sec. 3.5), added to ``out``.
 
     ``paths`` : PathArrays. ``out`` : float64 (n_rows, n_outputs, n_features, n_features).
     Off-diagonal phi_ij = v/2 (o_i - z_i)(o_j - z_j) * integral prod_{k != i, j} a_k(t) dt;
     the diagonal gets phi_i - sum_{j != i} phi_ij, so rows sum to the SHAP values.
+    ``cache`` as in :func:`tree_path_shap`.
     """
     return tree_grouped_path_interactions(X, paths, None, out)
 
