@@ -22,7 +22,7 @@ import numpy as np
 from numba import cuda, float64, int32, int64
 
 from skshapley.backends._gpu_common import ROWS_PER_WARP, THREADS_PER_BLOCK
-from skshapley.backends._numba_cuda_common import grid
+from skshapley.backends._numba_cuda_common import grid, thread_cell
 from skshapley.backends.tree import _numba
 from skshapley.backends.tree._layout import LayoutCache
 from skshapley.backends.tree._numpy import (
@@ -185,13 +185,9 @@ def _interactions(X, path_ptr, feature, lower, upper, zero_fraction, miss, mode,
     form: phi_ij = v/2 d_i d_j integral of prod_{k != i, j} a_k(t) dt, the diagonal takes
     phi_i minus the row's off-diagonal sum. No warp shuffles, so numba's CUDA simulator
     runs it too."""
-    thread = cuda.grid(1)
-    n_rows = X.shape[0]
-    n_paths = path_ptr.shape[0] - 1
-    if thread >= n_rows * n_paths:
+    p, r = thread_cell(path_ptr.shape[0] - 1, X.shape[0])  # a thread per (path, row)
+    if p < 0:
         return
-    r = thread % n_rows
-    p = thread // n_rows
     start = path_ptr[p]
     u = path_ptr[p + 1] - start
     if u == 0:
@@ -266,13 +262,9 @@ def _interventional(X, patterns, counts, n_distinct, n_background, path_ptr, fea
                     upper, miss, mode, out_ptr, out_index, out_value, weights, out):
     """One thread per (row, path) over the path's distinct background patterns;
     the lane-free twin of the CuPy ``tree_interventional`` kernel."""
-    thread = cuda.grid(1)
-    n_rows = X.shape[0]
-    n_paths = path_ptr.shape[0] - 1
-    if thread >= n_rows * n_paths:
+    p, r = thread_cell(path_ptr.shape[0] - 1, X.shape[0])  # a thread per (path, row)
+    if p < 0:
         return
-    r = thread % n_rows
-    p = thread // n_rows
     start = path_ptr[p]
     u = path_ptr[p + 1] - start
     if u == 0:
