@@ -16,11 +16,7 @@ from skshapley.approximators._common import (
 )
 from skshapley.approximators._records import MethodCost, MethodRecord
 from skshapley.approximators._result import ShapleyResult
-from skshapley.approximators._sequential import (
-    RISK_DRAWS,  # noqa: F401 (imported from here by earlier code)
-    SequentialEstimate,
-    run_sequential,
-)
+from skshapley.approximators._sequential import SequentialEstimate, run_sequential
 from skshapley.backends import get_backend
 from skshapley.permutations import SAMPLERS, PermutationSampler, build_sampler
 from skshapley.utils import as_generator, check_budget, chunk_rows
@@ -94,7 +90,7 @@ def permutation_shapley(
         when ``tol`` is set, else all draws in one batch.
     quantile_level : float, default=0.95
     random_state : None, int, Generator or RandomState
-        Seeds the orderings and, separately, the risk estimate's Gaussian draws.
+        Seeds the orderings (the error estimate's Gaussian draws are fixed and shared).
 
     Returns
     -------
@@ -122,7 +118,7 @@ def permutation_shapley(
             f"The 'check_interval' parameter must be a positive integer; got {check_interval!r}."
         )
     d = game.n_players
-    sampler_rng, risk_rng = as_generator(random_state).spawn(2)
+    (sampler_rng,) = as_generator(random_state).spawn(1)
     sampler = make_sampler(sampler, d, sampler_rng)
     unit = sampler.unit_size
     if budget < minimum_budget(d, unit):
@@ -183,8 +179,7 @@ def permutation_shapley(
         return contributions.reshape(n_draws, block, d, chains.n_outputs).mean(axis=1)
 
     history, history_evaluations, history_values, history_std_errors = [], [], [], []
-    estimate = SequentialEstimate(d, replicates=replicates, quantile_level=quantile_level,
-                                  risk_rng=risk_rng)
+    estimate = SequentialEstimate(d, replicates=replicates, quantile_level=quantile_level)
 
     def record(n_draws, error):
         if error is None:

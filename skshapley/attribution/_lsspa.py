@@ -351,7 +351,7 @@ def lsspa(X_train, X_test=None, y_train=None, y_test=None, *, alpha=0.0, method=
         factor (4p^3/3 flops) or Cholesky of the permuted Gram (p^3/3); "auto" uses
         Cholesky while the Gram's condition number is below 1e8.
     random_state : None, int, Generator or RandomState
-        Seeds the orderings and, separately, the Gaussian draws of the error estimate.
+        Seeds the orderings (the error estimate's Gaussian draws are fixed and shared).
     return_history : bool, default=False
         Keep the running estimate after each check in ``result.history``.
 
@@ -480,7 +480,7 @@ def lsspa(X_train, X_test=None, y_train=None, y_test=None, *, alpha=0.0, method=
             error_quantile=0.0, attribution_errors=zeros.copy(), n_samples=0,
             converged=True, method="exact", **common)
 
-    sampler_rng, risk_rng = as_generator(random_state).spawn(2)
+    (sampler_rng,) = as_generator(random_state).spawn(1)
     if orders_given:
         orders = _check_orders(sampler, p)
         max_samples = orders.shape[0] * (2 if antithetic else 1)
@@ -505,8 +505,7 @@ def lsspa(X_train, X_test=None, y_train=None, y_test=None, *, alpha=0.0, method=
 
     total = np.zeros(p)
     history, error_history, samples_history = [], [], []
-    estimate = SequentialEstimate(p, replicates=reps, quantile_level=quantile_level,
-                                  risk_rng=risk_rng)
+    estimate = SequentialEstimate(p, replicates=reps, quantile_level=quantile_level)
     # one draw of the sequential estimate: a chain (or antithetic pair), or with
     # replicates a round of one chain per replicate
     per_draw = reps or 1
