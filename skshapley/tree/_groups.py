@@ -476,11 +476,22 @@ def grouped_tree_shap(grouped, X, *, background=None,
         ensemble=grouped.ensemble)
 
 
+# A row's pattern of satisfied players along a path is one uint64 in the kernels.
+PATTERN_BITS = 64
+
+
 def _path_dependent_players(grouped, X, kernels, interactions, working_memory):
     """Path-dependent grouped values (and interactions) from each path's runs of one
     group's elements (``grouped.players``): the kernels AND a run's satisfied splits
     into the player's one fraction, with no widened rows."""
     source, n_groups = grouped.source, grouped.n_groups
+    most = int(np.diff(grouped.players.player_ptr).max(initial=0))
+    if most > PATTERN_BITS:
+        raise ValueError(
+            f"A path of this model tests {most} groups; the grouped TreeSHAP kernels "
+            f"take at most {PATTERN_BITS} a path (a row's pattern is one 64-bit word). "
+            "Use fewer, larger groups."
+        )
     n_rows, k = X.shape[0], source.n_outputs
     values = np.zeros((n_rows, k, n_groups))
     pairs = None

@@ -348,3 +348,13 @@ def test_players_of_a_path_are_its_runs_of_one_group():
             assert set(COLUMN_GROUP[elements.feature[run]]) == {players.slot[r]}
             np.testing.assert_allclose(players.zero_fraction[r],
                                        np.prod(elements.zero_fraction[run]), rtol=1e-15)
+
+
+def test_a_path_of_more_groups_than_the_kernels_take_is_refused(monkeypatch):
+    X, y = _data(13)
+    ensemble = read_model(RandomForestRegressor(n_estimators=2, max_depth=6,
+                                                random_state=0).fit(X, y))
+    grouped = group_paths(ensemble, COLUMN_GROUP)
+    monkeypatch.setattr("skshapley.tree._groups.PATTERN_BITS", 2)  # 3 groups on a path
+    with pytest.raises(ValueError, match="tests 3 groups"):
+        grouped_tree_shap(grouped, X[:2])
