@@ -18,7 +18,10 @@ splits, so each distinct pattern is worked out once (``_distinct_patterns``), an
 path-dependent quadrature runs with the patterns innermost so that it vectorises; the
 operations per pattern are those of one row, so the bits do not change.
 The compiled kernels take the paths as one ``PathArrays`` (numba reads its fields by
-name). Float64 throughout, no fastmath.
+name). The same kernels serve paths whose players are groups of columns
+(``tree_grouped_path_shap``/``_interactions``, with a ``PathGroups``): a row's bit j is
+then set when it satisfies every element of player j's run; with ``groups`` None numba
+compiles the per-column kernels without those branches. Float64 throughout, no fastmath.
 """
 
 from __future__ import annotations
