@@ -21,7 +21,7 @@ from skshapley.backends.tree import (
     tree_leaf_outputs,
 )
 from skshapley.games import resolve_response_method
-from skshapley.tree import grouped_tree_shap, read_model, tree_shap
+from skshapley.tree import MAX_PATTERN_FEATURES, grouped_tree_shap, read_model, tree_shap
 
 
 def response_map(ensemble, response):
@@ -74,6 +74,9 @@ def plan_tree(estimator, response_method, background, expected_outputs, model_ro
         ensemble = read_model(estimator)
     except (ValueError, ImportError, AttributeError, KeyError) as err:
         return str(err)
+    if ensemble.max_path_length > MAX_PATTERN_FEATURES:
+        return (f"a path of its trees tests {ensemble.max_path_length} distinct features; "
+                f"exact TreeSHAP takes at most {MAX_PATTERN_FEATURES}")
     if not codes_are_numbers and ensemble.input_encoder is None:
         return ("its trees read numbers and X has text columns; encode them first (or "
                 "use a model that encodes them itself, like HistGradientBoosting with "

@@ -3,13 +3,20 @@ Holmes 2022): the ensemble IR, readers and kernels."""
 
 from skshapley.backends.tree import PACKINGS, Packing, pack_paths
 from skshapley.tree._api import FEATURE_PERTURBATIONS, TreeShapValues, tree_shap
-from skshapley.tree._ensemble import TreeEnsemble, build_ensemble
+from skshapley.tree._ensemble import (
+    MAX_PATH_FEATURES,
+    MAX_PATTERN_FEATURES,
+    TreeEnsemble,
+    build_ensemble,
+)
 from skshapley.tree._groups import group_paths, grouped_tree_shap
 from skshapley.tree._pipeline import column_of_outputs
 from skshapley.tree._readers import read_model
 
 __all__ = [
     "FEATURE_PERTURBATIONS",
+    "MAX_PATH_FEATURES",
+    "MAX_PATTERN_FEATURES",
     "PACKINGS",
     "Packing",
     "TreeEnsemble",

@@ -9,7 +9,7 @@ import numpy as np
 from skshapley.backends import choose_backend, get_backend, has_kernel
 from skshapley.backends.tree import PathArrays
 from skshapley.tree import _cache
-from skshapley.tree._ensemble import MAX_PATTERN_FEATURES, TreeEnsemble
+from skshapley.tree._ensemble import MAX_PATH_FEATURES, MAX_PATTERN_FEATURES, TreeEnsemble
 from skshapley.tree._readers import read_model
 from skshapley.utils import StrOptions, chunk_rows, validate_params
 
@@ -72,7 +72,18 @@ def _resolve_backend(backend, ensemble, n_rows, needed):
     return get_backend(choose_backend(backend, work, ensemble.max_path_length, needed))
 
 
+def _check_path_lengths(ensemble):
+    if ensemble.max_path_length > MAX_PATH_FEATURES:
+        raise ValueError(
+            f"feature_perturbation='tree_path_dependent' supports paths of up to "
+            f"{MAX_PATH_FEATURES} distinct features; this model has a path with "
+            f"{ensemble.max_path_length}. Explain it by sampling (ShapleyExplainer with "
+            "method='permutation') or limit the trees' depth."
+        )
+
+
 def path_dependent_shap(ensemble, X, kernels):
+    _check_path_lengths(ensemble)
     n_rows = X.shape[0]
     out = np.zeros((n_rows, ensemble.n_outputs, ensemble.n_features))
     kernels.tree_path_shap(X, ensemble.path_arrays(), out, cache=_cache.layout_cache(kernels))
@@ -81,6 +92,7 @@ def path_dependent_shap(ensemble, X, kernels):
 
 
 def path_dependent_interactions(ensemble, X, kernels):
+    _check_path_lengths(ensemble)
     n_rows, d = X.shape[0], ensemble.n_features
     out = np.zeros((n_rows, ensemble.n_outputs, d, d))
     kernels.tree_path_interactions(X, ensemble.path_arrays(), out,

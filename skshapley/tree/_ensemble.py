@@ -30,8 +30,12 @@ from skshapley.backends.tree import (  # noqa: F401  (re-exported for readers)
 from skshapley.utils import NumberInterval, validate_params
 
 # Paths with more distinct features than this cannot be handled by the bit-pattern
-# kernels (interventional) and by the warp kernel (31); the path kernels take any length.
+# kernels (interventional) and by the warp kernel (31).
 MAX_PATTERN_FEATURES = 63
+# ... nor than this by the path-dependent kernels: a row's pattern along a path is one
+# uint64 and the Gauss-Legendre tables go to 32 nodes (polynomials of degree 63). A path
+# of 80 distinct features gave values off by 1e281 (numba) or an IndexError (NumPy).
+MAX_PATH_FEATURES = 64
 
 
 @dataclass(frozen=True)

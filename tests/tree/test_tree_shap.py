@@ -1007,3 +1007,40 @@ def test_interventional_walk_keeps_the_last_background_only_while_it_is_the_same
     _assert_same_values(tree_shap(other, rows, background=changed, backend="numba"),
                         tree_shap(other, rows, background=changed, backend="numpy"), other,
                         rows)
+
+
+def _caterpillar_tree(d=80):
+    """A regression tree whose deepest path tests d distinct features: row k differs from
+    the rows after it only in feature k."""
+    from sklearn.tree import DecisionTreeRegressor
+
+    X = np.ones((d + 1, d))
+    X[np.arange(d), np.arange(d)] = -1.0
+    model = DecisionTreeRegressor(random_state=0).fit(X, np.arange(d + 1.0))
+    return model, X
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_paths_longer_than_the_kernels_take_are_refused_by_name(backend):
+    # 80 distinct features on a path: the kernels' patterns are 64-bit words (values were
+    # off by 1e281 on numba, an IndexError on NumPy, before this check)
+    model, X = _caterpillar_tree()
+    ensemble = read_model(model)
+    assert ensemble.max_path_length == 80
+    for kwargs in ({}, {"interactions": True}):
+        with pytest.raises(ValueError, match="up to 64 distinct features.*path with 80"):
+            tree_shap(ensemble, X[-3:], backend=backend, **kwargs)
+
+
+def test_explainer_samples_a_model_whose_paths_are_too_long_for_treeshap():
+    from skshapley import ShapleyExplainer
+
+    model, X = _caterpillar_tree()
+    explainer = ShapleyExplainer(model, prefit=True, background=X[:20], max_evals=400,
+                                 random_state=0).fit(X)
+    assert explainer.method_ != "tree"
+    result = explainer.explain(X[-2:])
+    np.testing.assert_allclose(result.values.sum(axis=1) + result.base_values,
+                               model.predict(X[-2:]), atol=1e-9)
+    with pytest.raises(ValueError, match="tests 80 distinct features"):
+        ShapleyExplainer(model, prefit=True, background=X[:20], method="tree").fit(X)
