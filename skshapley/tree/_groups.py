@@ -132,10 +132,11 @@ class PathRange:
 
     def to_groups(self, values, n_groups):
         """Sum ``values`` (..., n_columns + n_indicators) over the widened columns of
-        each group: (..., n_groups)."""
-        sums = np.zeros(values.shape[:-1] + (n_groups,))
-        np.add.at(np.moveaxis(sums, -1, 0), self.player, np.moveaxis(values, -1, 0))
-        return sums
+        each group: (..., n_groups), by a product with the 0/1 column-to-group matrix
+        (``np.add.at`` took a ninth of a 1,000-row interventional call)."""
+        membership = np.zeros((len(self.player), n_groups))
+        membership[np.arange(len(self.player)), self.player] = 1.0
+        return values @ membership
 
 
 @dataclass(frozen=True)
