@@ -1044,3 +1044,23 @@ def test_explainer_samples_a_model_whose_paths_are_too_long_for_treeshap():
                                model.predict(X[-2:]), atol=1e-9)
     with pytest.raises(ValueError, match="tests 80 distinct features"):
         ShapleyExplainer(model, prefit=True, background=X[:20], method="tree").fit(X)
+
+
+@pytest.mark.parametrize("interactions", [False, True])
+def test_few_rows_with_a_wide_output_run_in_row_blocks_with_the_same_values(interactions,
+                                                                          monkeypatch):
+    # path chunks keep one output copy each; past PATH_CHUNK_MAX_BYTES the rows run in
+    # row blocks instead, which must give the same values
+    from skshapley.backends.tree import _numba_paths
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 6))
+    model = RandomForestRegressor(n_estimators=5, max_depth=6, random_state=0).fit(
+        X, X[:, 0] * X[:, 1] + X[:, 2])
+    chunked = tree_shap(model, X[:40], backend="numba", interactions=interactions)
+    monkeypatch.setattr(_numba_paths, "PATH_CHUNK_MAX_BYTES", 0)
+    blocked = tree_shap(model, X[:40], backend="numba", interactions=interactions)
+    np.testing.assert_allclose(blocked.values, chunked.values, rtol=0, atol=1e-12)
+    if interactions:
+        np.testing.assert_allclose(blocked.interactions, chunked.interactions, rtol=0,
+                                   atol=1e-12)

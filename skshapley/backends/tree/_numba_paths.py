@@ -322,11 +322,20 @@ def _few_rows(n_rows):
     return n_rows < 16 * ROW_BLOCK
 
 
+# Path chunks keep PATH_CHUNKS copies of the output; above this many bytes of them, row
+# blocks run instead (a size rule, so the bits still do not depend on the machine). At
+# 1,000 rows and 1,074 columns (a range of grouped paths widened by indicator columns)
+# the copies were 137 MB and a tenth of the call.
+PATH_CHUNK_MAX_BYTES = 32 * 2**20
+
+
 def _in_parts(kernel, X, work, args, out, scratch=tuple):
     """Run a row kernel of the form ``kernel(X, first, stop, by_rows, *args, out,
-    buffers, *scratch())`` over row blocks (many rows) or path chunks (few rows, one
-    buffer each, added to ``out`` in chunk order); each range gets its own scratch."""
-    by_rows = not _few_rows(X.shape[0])
+    buffers, *scratch())`` over row blocks (many rows, or a wide output) or path chunks
+    (few rows, one buffer each, added to ``out`` in chunk order); each range gets its
+    own scratch."""
+    by_rows = (not _few_rows(X.shape[0])
+               or PATH_CHUNKS * out.nbytes > PATH_CHUNK_MAX_BYTES)
     if by_rows:
         n_parts = (X.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK
         buffers = np.zeros((1,) * (out.ndim + 1))  # unused; fixes the kernel's types
