@@ -15,6 +15,8 @@ from skshapley.utils import NumberInterval, validate_params
 # a probability of the error's distribution, ends included (the quantile of level 1 is
 # the largest draw)
 _QUANTILE_LEVEL = [NumberInterval(Real, 0, 1, closed="both")]
+# Monte Carlo draws of an overall error quantile (see shared_normal_draws)
+SHARED_DRAWS = 4096
 
 
 def spectrum_of_rows(rows):
@@ -188,8 +190,8 @@ class ReplicateCovariance:
     },
     prefer_skip_nested_validation=True,
 )
-def overall_error_quantile(covariance=None, quantile_level=0.95, *, n_draws=4096, rng=None,
-                           normal_draws=None, eigenvalues=None):
+def overall_error_quantile(covariance=None, quantile_level=0.95, *, n_draws=SHARED_DRAWS,
+                           rng=None, normal_draws=None, eigenvalues=None):
     """The q-quantile of ||Delta||_2 for Delta ~ N(0, C): the overall error estimate of
     Bell, Devanathan & Boyd (2024, Sec. 3.6), from the spectrum of C.
 
@@ -242,7 +244,6 @@ def overall_error_quantile(covariance=None, quantile_level=0.95, *, n_draws=4096
 # draws per game took 1.8 ms at d = 20, half of a one-row explanation at 10 d
 # evaluations of a cheap model; the quantile's Monte Carlo error (about 1 % at 4096
 # draws) is then shared by the rows instead of drawn anew.
-SHARED_DRAWS = 4096
 _DRAW_BLOCK = 64
 _DRAW_SEED = 20240611
 _shared_draws = np.empty((SHARED_DRAWS, 0))

@@ -57,7 +57,7 @@ from skshapley.tree._api import (
     _resolve_backend,
     interventional_shap,
 )
-from skshapley.tree._ensemble import TreeEnsemble
+from skshapley.tree._ensemble import MAX_PATH_FEATURES, TreeEnsemble
 from skshapley.utils import (
     NumberInterval,
     StrOptions,
@@ -177,8 +177,8 @@ class GroupedPaths:
     indicator_element: np.ndarray
     player: np.ndarray
     n_groups: int
-    elements: PathArrays = None
-    players: PathGroups = None
+    elements: PathArrays
+    players: PathGroups
     ranges: tuple = ()
     # the last background and its rows widened by each range: an explainer passes the
     # same background with every call (widening it took a fifth of one row's time)
@@ -477,20 +477,16 @@ def grouped_tree_shap(grouped, X, *, background=None,
         ensemble=grouped.ensemble)
 
 
-# A row's pattern of satisfied players along a path is one uint64 in the kernels.
-PATTERN_BITS = 64
-
-
 def _path_dependent_players(grouped, X, kernels, interactions, working_memory):
     """Path-dependent grouped values (and interactions) from each path's runs of one
     group's elements (``grouped.players``): the kernels AND a run's satisfied splits
     into the player's one fraction, with no widened rows."""
     source, n_groups = grouped.source, grouped.n_groups
     most = int(np.diff(grouped.players.player_ptr).max(initial=0))
-    if most > PATTERN_BITS:
+    if most > MAX_PATH_FEATURES:
         raise ValueError(
             f"A path of this model tests {most} groups; the grouped TreeSHAP kernels "
-            f"take at most {PATTERN_BITS} a path (a row's pattern is one 64-bit word). "
+            f"take at most {MAX_PATH_FEATURES} a path (a row's pattern is one 64-bit word). "
             "Use fewer, larger groups."
         )
     n_rows, k = X.shape[0], source.n_outputs

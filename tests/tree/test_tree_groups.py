@@ -355,6 +355,6 @@ def test_a_path_of_more_groups_than_the_kernels_take_is_refused(monkeypatch):
     ensemble = read_model(RandomForestRegressor(n_estimators=2, max_depth=6,
                                                 random_state=0).fit(X, y))
     grouped = group_paths(ensemble, COLUMN_GROUP)
-    monkeypatch.setattr("skshapley.tree._groups.PATTERN_BITS", 2)  # 3 groups on a path
+    monkeypatch.setattr("skshapley.tree._groups.MAX_PATH_FEATURES", 2)  # 3 groups on a path
     with pytest.raises(ValueError, match="tests 3 groups"):
         grouped_tree_shap(grouped, X[:2])

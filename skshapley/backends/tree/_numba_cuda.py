@@ -178,6 +178,17 @@ def tree_path_shap(X, paths, out, cache=None):
     return out
 
 
+@cuda.jit(device=True, inline=True)
+def _thread_path(path_ptr, n_rows):
+    """(path, row, first element, elements) of this thread in a launch of one thread per
+    (path, row); 0 elements for a thread past the end."""
+    p, r = thread_cell(path_ptr.shape[0] - 1, n_rows)
+    if p < 0:
+        return p, r, 0, 0
+    start = path_ptr[p]
+    return p, r, start, path_ptr[p + 1] - start
+
+
 @cuda.jit
 def _interactions(X, path_ptr, feature, lower, upper, zero_fraction, miss, mode, out_ptr,
                   out_index, out_value, nodes, weights, out):
@@ -185,11 +196,7 @@ def _interactions(X, path_ptr, feature, lower, upper, zero_fraction, miss, mode,
     form: phi_ij = v/2 d_i d_j integral of prod_{k != i, j} a_k(t) dt, the diagonal takes
     phi_i minus the row's off-diagonal sum. No warp shuffles, so numba's CUDA simulator
     runs it too."""
-    p, r = thread_cell(path_ptr.shape[0] - 1, X.shape[0])  # a thread per (path, row)
-    if p < 0:
-        return
-    start = path_ptr[p]
-    u = path_ptr[p + 1] - start
+    p, r, start, u = _thread_path(path_ptr, X.shape[0])
     if u == 0:
         return
     d = cuda.local.array(MAX_LONG_PATH, float64)
@@ -262,11 +269,7 @@ def _interventional(X, patterns, counts, n_distinct, n_background, path_ptr, fea
                     upper, miss, mode, out_ptr, out_index, out_value, weights, out):
     """One thread per (row, path) over the path's distinct background patterns;
     the lane-free twin of the CuPy ``tree_interventional`` kernel."""
-    p, r = thread_cell(path_ptr.shape[0] - 1, X.shape[0])  # a thread per (path, row)
-    if p < 0:
-        return
-    start = path_ptr[p]
-    u = path_ptr[p + 1] - start
+    p, r, start, u = _thread_path(path_ptr, X.shape[0])
     if u == 0:
         return
     one = np.uint64(1)
