@@ -199,13 +199,6 @@ class GroupedPaths:
             self._widened_background["last"] = (background.copy(), widened)
         return widened
 
-    def widen(self, X):
-        """float64 (n_rows, n_columns + n_indicators): rows prepared by ``source``
-        followed by all their indicator columns (the ranges widen by their own)."""
-        whole = _path_range(self.source, self.ensemble, 0, self.ensemble.n_paths,
-                            self.indicator_ptr, self.indicator_element, self.player)
-        return whole.widen(X, self.source)
-
 
 def group_paths(ensemble, column_group):
     """:class:`GroupedPaths` of ``ensemble`` for the groups ``column_group``.

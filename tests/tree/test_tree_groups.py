@@ -14,7 +14,7 @@ from sklearn.ensemble import (
 from sklearn.tree import DecisionTreeRegressor
 
 from skshapley.tree import read_model, tree_shap
-from skshapley.tree._groups import group_paths, grouped_tree_shap
+from skshapley.tree._groups import _path_range, group_paths, grouped_tree_shap
 
 # 6 columns in 3 groups; column 5 is a near-copy of column 0, in its group
 COLUMN_GROUP = np.array([0, 1, 1, 2, 2, 0])
@@ -202,7 +202,10 @@ def test_indicator_columns_are_shared_by_paths_with_the_same_conditions():
     ensemble = read_model(RandomForestRegressor(n_estimators=6, max_depth=8,
                                                 random_state=0).fit(X, y))
     grouped = group_paths(ensemble, COLUMN_GROUP)
-    widened = grouped.widen(ensemble.prepare(X[:50]))
+    # every path in one range: the rows widened by all the indicator columns
+    whole = _path_range(ensemble, grouped.ensemble, 0, grouped.ensemble.n_paths,
+                        grouped.indicator_ptr, grouped.indicator_element, grouped.player)
+    widened = whole.widen(ensemble.prepare(X[:50]), ensemble)
     assert widened.shape == (50, 6 + grouped.n_indicators)
     indicators = widened[:, 6:]
     assert set(np.unique(indicators)) <= {0.0, 1.0}
