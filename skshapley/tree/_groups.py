@@ -368,18 +368,18 @@ def _path_range(source, grouped, first, stop, indicator_ptr, indicator_element, 
 def _ranges(source, grouped, indicator_ptr, indicator_element, player):
     """The grouped paths in ranges of at most ``RANGE_INDICATORS`` indicator elements
     (so at most as many indicator columns); one range when there are none."""
-    is_indicator = (grouped.feature >= source.n_features).astype(np.int64)
-    per_path = np.add.reduceat(is_indicator, grouped.path_ptr[:-1]) \
-        if len(is_indicator) else np.zeros(grouped.n_paths, np.int64)
-    per_path[np.diff(grouped.path_ptr) == 0] = 0  # reduceat's value at an empty path
+    # indicator elements before each path (and after the last): a range [a, b) holds
+    # before[b] - before[a] of them
+    is_indicator = grouped.feature >= source.n_features
+    before = np.r_[0, np.cumsum(is_indicator)][grouped.path_ptr]
     bounds = [0]
-    total = 0
-    for p, count in enumerate(per_path):
-        if total + count > RANGE_INDICATORS and p > bounds[-1]:
-            bounds.append(p)
-            total = 0
-        total += count
-    bounds.append(grouped.n_paths)
+    while bounds[-1] < grouped.n_paths:
+        a = bounds[-1]
+        # the longest range from a within RANGE_INDICATORS, at least one path
+        b = int(np.searchsorted(before, before[a] + RANGE_INDICATORS, side="right")) - 1
+        bounds.append(min(grouped.n_paths, max(b, a + 1)))
+    if len(bounds) == 1:
+        bounds.append(0)  # no paths: one empty range
     return tuple(_path_range(source, grouped, a, b, indicator_ptr, indicator_element,
                              player)
                  for a, b in zip(bounds[:-1], bounds[1:], strict=True))
