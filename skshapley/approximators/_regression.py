@@ -49,9 +49,9 @@ from skshapley.approximators._regression_features import (  # noqa: E402
 )
 from skshapley.approximators._result import ShapleyResult
 from skshapley.approximators._risk import (
-    overall_error_quantile,
-    shared_normal_draws,
+    shared_squared_draws,
     small_sample_inflation,
+    spectrum_error_quantile,
     spectrum_of_rows,
 )
 from skshapley.approximators._surrogate import (  # noqa: E402
@@ -185,20 +185,18 @@ def regression_shapley(game, budget: int, *, method: str = "kernel", order: int 
     empty, grand = values[0], values[1]
     delta = grand - empty
     # Many small factorisations: a BLAS thread pool only adds its hand-offs (10x slower
-    # on 2 cores at d = 10, measured); the model calls above keep their threads.
+    # on 2 cores at d = 10, measured); the model calls above keep their threads. One
+    # limit for the fit and its errors: setting one costs ~0.1 ms.
     with threadpool_limits(1, user_api="blas"):
         phi, influence, scale = fit_design(method, design, values[2:], empty, delta,
                                            order=order, max_terms=max_terms,
                                            max_cv_terms=max_cv_terms, rng=design_rng)
-
-    n_draws = design.n_sampled_pairs
-    inflation = small_sample_inflation(n_draws, quantile_level) if n_draws else 1.0
-    normal = shared_normal_draws(d)
-    k = phi.shape[1]
-    std_errors, error = np.empty((d, k)), np.empty(k)
-    with threadpool_limits(1, user_api="blas"):
-        _sandwich_errors(influence, design, scale, quantile_level, inflation, normal,
-                         std_errors, error)
+        n_draws = design.n_sampled_pairs
+        inflation = small_sample_inflation(n_draws, quantile_level) if n_draws else 1.0
+        k = phi.shape[1]
+        std_errors, error = np.empty((d, k)), np.empty(k)
+        _sandwich_errors(influence, design, scale, quantile_level, inflation,
+                         shared_squared_draws(d), std_errors, error)
     return ShapleyResult.of_game(
         game, phi, std_errors, error, empty, grand,
         n_evaluations=n_evaluations, converged=None, method=method, n_draws=n_draws,
@@ -258,7 +256,7 @@ def fit_design(method, design, values, empty, delta, *, order=2, max_terms=None,
     return phi, influence, np.full(k, _hc1(pairs, d - 1))
 
 
-def _sandwich_errors(influence, design, scale, quantile_level, inflation, normal,
+def _sandwich_errors(influence, design, scale, quantile_level, inflation, squares,
                      std_errors, error):
     """Fill each output's standard errors and error quantile from its stratified
     sandwich covariance, output by output (k covariances of d x d need not fit at
@@ -272,7 +270,7 @@ def _sandwich_errors(influence, design, scale, quantile_level, inflation, normal
             continue
         factor *= np.sqrt(scale[j])
         std_errors[:, j] = np.sqrt(np.einsum("ij,ij->j", factor, factor))
-        error[j] = factor_error_quantile(factor, quantile_level, normal) * inflation
+        error[j] = factor_error_quantile(factor, quantile_level, squares) * inflation
 
 
 # Above this many operations per output (p^2 n for the spectrum of an n x p factor), the
@@ -284,20 +282,20 @@ RISK_SPECTRUM_FLOPS = 2e8
 _BOUND_FROM_LEVEL = 0.79
 
 
-def factor_error_quantile(factor, quantile_level, normal_draws):
+def factor_error_quantile(factor, quantile_level, squared_draws):
     """The ``quantile_level`` quantile of ||Delta|| for Delta ~ N(0, A'A), A = ``factor``.
 
     From the spectrum of A'A when it is cheap; otherwise, at levels >= 0.79, the bound
     z_{(1+q)/2} sqrt(trace(A'A)), exact when the error lies along one direction and
-    conservative otherwise (Szekely & Bakirov 2003), which costs one pass over A."""
+    conservative otherwise (Szekely & Bakirov 2003), which costs one pass over A.
+    ``squared_draws``: squared standard normals, e.g. ``shared_squared_draws(p)``."""
     n, p = factor.shape
     if quantile_level >= _BOUND_FROM_LEVEL and min(n, p) ** 2 * max(n, p) > RISK_SPECTRUM_FLOPS:
         from scipy.stats import norm
 
         trace = float(np.einsum("ij,ij->", factor, factor))
         return float(norm.ppf(0.5 + quantile_level / 2) * np.sqrt(trace))
-    return overall_error_quantile(quantile_level=quantile_level, normal_draws=normal_draws,
-                                  eigenvalues=spectrum_of_rows(factor))
+    return spectrum_error_quantile(spectrum_of_rows(factor), quantile_level, squared_draws)
 
 
 def _relabel(result, method):

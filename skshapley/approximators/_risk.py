@@ -233,9 +233,39 @@ def overall_error_quantile(covariance=None, quantile_level=0.95, *, n_draws=SHAR
     if normal_draws is None:
         rng = np.random.default_rng(0) if rng is None else rng
         normal_draws = rng.standard_normal((n_draws, eigenvalues.shape[0]))
-    z = normal_draws[:, : eigenvalues.shape[0]]
-    norms = np.sqrt((z * z) @ eigenvalues)
-    return float(np.quantile(norms, quantile_level))
+    z = np.asarray(normal_draws)[:, : eigenvalues.shape[0]]
+    return _mixture_quantile(z * z, eigenvalues, quantile_level)
+
+
+def spectrum_error_quantile(eigenvalues, quantile_level, squared_draws):
+    """:func:`overall_error_quantile` of the spectrum ``eigenvalues`` with the squared
+    normal draws ``squared_draws`` (at least as many columns; e.g.
+    :func:`shared_squared_draws`): the same number, without its parameter checks and
+    squares, for the estimators' inner loops (it took 0.23 of a 2.7 ms one-row
+    explanation at 10 d evaluations)."""
+    if not np.all(np.isfinite(eigenvalues)):
+        return np.inf
+    eigenvalues = np.clip(eigenvalues, 0.0, None)
+    if not eigenvalues.any():
+        return 0.0
+    return _mixture_quantile(squared_draws[:, : eigenvalues.shape[0]], eigenvalues,
+                             quantile_level)
+
+
+def _mixture_quantile(squares, eigenvalues, quantile_level):
+    """np.quantile(sqrt(squares @ eigenvalues), quantile_level) ("linear"), from a
+    partition at the two order statistics it interpolates (the same bits: numpy's
+    interpolation formula; np.quantile's own checks cost more than the partition)."""
+    norms = np.sqrt(squares @ eigenvalues)
+    position = quantile_level * (norms.shape[0] - 1)
+    low = int(np.floor(position))
+    high = min(low + 1, norms.shape[0] - 1)
+    ends = np.partition(norms, [low, high])
+    a, b = ends[low], ends[high]
+    t = position - low
+    diff = b - a
+    # numpy's _lerp: from the nearer end, so the result stays within [a, b]
+    return float(b - diff * (1 - t) if t >= 0.5 else a + diff * t)
 
 
 # Monte Carlo draws for the overall error quantile of one-shot estimators (regression,
@@ -262,6 +292,21 @@ def shared_normal_draws(n_columns):
         draws.flags.writeable = False
         _shared_draws = draws  # one assignment: a reader sees an old or a new array whole
     return draws[:, :n_columns]
+
+
+_shared_squares = np.empty((SHARED_DRAWS, 0))
+
+
+def shared_squared_draws(n_columns):
+    """The squares of :func:`shared_normal_draws` (read-only, kept like them)."""
+    global _shared_squares
+    squares = _shared_squares
+    if squares.shape[1] < n_columns:
+        draws = shared_normal_draws(n_columns)
+        squares = draws * draws
+        squares.flags.writeable = False
+        _shared_squares = squares
+    return squares[:, :n_columns]
 
 
 @validate_params({"std_errors": ["array-like", Real], "quantile_level": _QUANTILE_LEVEL},

@@ -13,9 +13,9 @@ import numpy as np
 from skshapley.approximators._risk import (
     ReplicateCovariance,
     RunningCovariance,
-    overall_error_quantile,
-    shared_normal_draws,
+    shared_squared_draws,
     small_sample_inflation,
+    spectrum_error_quantile,
 )
 
 # Gaussian draws behind each overall error quantile (D in Bell, Devanathan & Boyd 2024,
@@ -80,11 +80,10 @@ class SequentialEstimate:
         # 4096 x d anew at each one took a fifth of a one-row explanation at 10 d
         # evaluations), so an output's error estimate does not depend on which other
         # outputs share the game.
-        normal_draws = shared_normal_draws(self.n_features)
+        squares = shared_squared_draws(self.n_features)
         error = np.array([
-            overall_error_quantile(quantile_level=self.quantile_level,
-                                   normal_draws=normal_draws,
-                                   eigenvalues=tracker.covariance_eigenvalues())
+            spectrum_error_quantile(tracker.covariance_eigenvalues(), self.quantile_level,
+                                    squares)
             for tracker in self.trackers
         ])
         # Few draws: widen the Gaussian quantile by t_{K-1} / z, the small-sample

@@ -39,10 +39,10 @@ from skshapley.approximators._common import as_matrix
 from skshapley.approximators._records import MethodCost, MethodRecord
 from skshapley.approximators._result import ShapleyResult
 from skshapley.approximators._risk import (
-    overall_error_quantile,
     satterthwaite_draws,
-    shared_normal_draws,
+    shared_squared_draws,
     small_sample_inflation,
+    spectrum_error_quantile,
     spectrum_of_rows,
 )
 from skshapley.utils import as_generator, check_budget
@@ -173,7 +173,7 @@ def svarm_shapley(game, budget: int, *, quantile_level: float = 0.95,
         unit_strata[unit_index] = strata[sampled]
         unit_strata = _collapsed(unit_strata)
         labels = np.unique(unit_strata)
-        normal = shared_normal_draws(d)
+        squares = shared_squared_draws(d)
         totals, weighted = np.zeros((d, k)), np.zeros((d, k))
         for j in range(k):
             per_unit = np.zeros((len(unit_ids), d))
@@ -194,9 +194,8 @@ def svarm_shapley(game, budget: int, *, quantile_level: float = 0.95,
                 std_errors[:, j], error[j] = np.inf, np.inf
                 continue
             std_errors[:, j] = np.sqrt(np.einsum("ij,ij->j", factor, factor))
-            error[j] = overall_error_quantile(quantile_level=quantile_level,
-                                              normal_draws=normal,
-                                              eigenvalues=spectrum_of_rows(factor))
+            error[j] = spectrum_error_quantile(spectrum_of_rows(factor), quantile_level,
+                                               squares)
         n_draws = satterthwaite_draws(totals, weighted, fallback=len(unit_ids))
         error *= small_sample_inflation(n_draws, quantile_level)
     return ShapleyResult.of_game(
