@@ -6,6 +6,7 @@ import pytest
 from game_helpers import CountingGame
 
 from skshapley.approximators import shapley_values
+from skshapley.approximators._regression import regression_shapley
 from skshapley.approximators._adaptive import (
     HIGH_ORDER_SHARE,
     adaptive_shapley,
@@ -44,6 +45,31 @@ def test_an_additive_game_goes_to_the_regression_within_the_budget(budget):
     np.testing.assert_allclose(result.values, np.arange(1.0, 13.0), atol=1e-9)
     # every coalition evaluated once: the end points are not read twice
     assert result.n_evaluations == game.count <= budget
+
+
+@pytest.mark.parametrize("d", [2, 3, 5])
+def test_few_players_count_each_coalition_once(d):
+    # with two players the singletons are the complements: read once, counted once
+    game = CountingGame(AdditiveGame(np.arange(1.0, d + 1.0)))
+    result = adaptive_shapley(game, 2 * d + 2 + 4, random_state=0)
+    np.testing.assert_allclose(result.values, np.arange(1.0, d + 1.0), atol=1e-9)
+    assert result.n_evaluations == game.count <= 2 * d + 6
+
+
+def test_the_served_end_points_are_the_games_own_values():
+    # the regression on end points served from memory equals the regression that reads
+    # every coalition of its design from the game, in every output
+    rng = np.random.default_rng(3)
+    bits = (np.arange(2**7)[:, None] >> np.arange(7)) & 1
+    table = (bits @ rng.normal(size=7))[:, None] + 0.01 * rng.normal(size=(2**7, 3))
+    game = CallableGame(lambda S: table[(S.astype(int) << np.arange(7)).sum(axis=1)], 7)
+    assert high_order_share(game.values(end_point_coalitions(7))) < HIGH_ORDER_SHARE
+    served = adaptive_shapley(game, 40, random_state=0)
+    read = regression_shapley(game, 40, method="surrogate", enumerate_sizes=(1,),
+                              random_state=0)
+    np.testing.assert_array_equal(served.values, read.values)
+    np.testing.assert_array_equal(served.std_errors, read.std_errors)
+    assert served.n_evaluations == read.n_evaluations == 40
 
 
 def test_a_game_of_high_order_goes_to_svarm_within_the_budget():
