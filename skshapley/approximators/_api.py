@@ -49,17 +49,21 @@ AUTO_EXACT_PLAYERS = 10
 # Antithetic pairs bought by the default budget for larger games.
 DEFAULT_PAIRS = 32
 
-# How fast the estimators' own arithmetic runs, in the operations their cost models
-# count: measured on this project's 2-core CI machine under one BLAS thread, the
-# surrogate and KernelSHAP fits ran at 1.5-4e9 of them per second (d = 30 to 500, their
-# work is mostly matrix-vector products bound by memory); the lower end is used so that
-# "auto" errs towards the cheaper estimator.
+# The unit of the estimators' cost models: their measured seconds are counted as
+# operations at this rate (see _regression_cost).
 OPERATIONS_PER_SECOND = 1.5e9
-# The estimator may add this share of the model's own time (a row then costs at most
-# 1.5x its evaluations) ...
-SOLVER_TIME_SHARE = 0.5
-# ... or this many seconds per game, whatever the model's speed: nobody waits for less.
-FREE_SOLVER_SECONDS = 0.01
+# A row may cost at most 1.5x its model evaluations: the estimator's own arithmetic and
+# the game's work besides the model (``overhead_seconds``, assembling the model's
+# input) share the extra half, of which the estimator is given half: its cost model is
+# calibrated on its own (in a one-row explanation, after the model's calls, the same
+# fit ran 1.3-2x slower) and the per-call Python work (0.3-0.5 ms) is counted nowhere.
+# Measured (issue 27, benchmarks/results/width.md): with a 10 ms floor on the
+# estimator's share ("nobody waits for less") a one-row explanation of a cheap model at
+# 10 d evaluations took 1.7-2.1x its evaluations; counting the solver's work as shared
+# by 16 stacked rows let a one-row call at d = 500 take 1.56x; with 0.4 of the model's
+# time, the adaptive regression at d = 50 took 1.57x. The choice is now made for one
+# row, with no floor.
+SOLVER_TIME_SHARE = 0.25
 # Cross-validation ceilings "auto" tries for the surrogate, largest first.
 SURROGATE_CV_TERMS = (MAX_SURROGATE_TERMS, 150, 40)
 
@@ -151,6 +155,7 @@ _CHOICE_CONSTRAINTS = {
     "budget": BUDGET,
     "tol": TOL,
     "evaluation_seconds": [NumberInterval(Real, 0, None, closed="left"), callable, None],
+    "overhead_seconds": [NumberInterval(Real, 0, None, closed="left"), None],
     "n_outputs": _N_OUTPUTS,
     "working_memory": _WORKING_MEMORY,
 }
@@ -158,7 +163,7 @@ _CHOICE_CONSTRAINTS = {
 
 @validate_params(_CHOICE_CONSTRAINTS, prefer_skip_nested_validation=True)
 def choose_method(method: str, n_players: int, budget: int, tol=None, *,
-                  evaluation_seconds=None, n_outputs: int = 1,
+                  evaluation_seconds=None, overhead_seconds=None, n_outputs: int = 1,
                   working_memory=None) -> MethodChoice:
     """Resolve ``method`` for a game of ``n_players`` and a budget.
 
@@ -168,10 +173,11 @@ def choose_method(method: str, n_players: int, budget: int, tol=None, *,
     (benchmarks/results/accuracy.md: the odd-Fourier surrogate, then paired KernelSHAP
     with leverage allocation, then antithetic orderings) whose own cost fits: its design
     within ``working_memory`` and, when the time of one evaluation is known (the
-    explainer measures its model), its arithmetic within half the time the budget's
-    evaluations take (or 0.01 s). The surrogate is tried with cross-validation over up
-    to 600, 150 and 40 third-order terms. So a slow model at moderate d gets the
-    surrogate, a fast model or many features the leaner estimators.
+    explainer measures its model), its arithmetic within ``SOLVER_TIME_SHARE`` of the
+    time the budget's evaluations take, less the game's own work besides the model. The
+    surrogate is tried with cross-validation over up to 600, 150 and 40 third-order
+    terms. So a slow model at moderate d gets the surrogate, a fast model or many
+    features the leaner estimators.
 
     Parameters
     ----------
@@ -182,6 +188,9 @@ def choose_method(method: str, n_players: int, budget: int, tol=None, *,
     evaluation_seconds : float or callable, optional
         Seconds of one coalition evaluation of the whole game (all its outputs), or a
         function measuring them, called only when the choice depends on them.
+    overhead_seconds : float, optional
+        Seconds a coalition evaluation spends besides the model (e.g. assembling the
+        model's input), taken from the estimator's share.
     n_outputs : int, default=1
     working_memory : float, optional
         MiB; default ``get_config()["working_memory"]``.
@@ -207,14 +216,14 @@ def choose_method(method: str, n_players: int, budget: int, tol=None, *,
     if callable(evaluation_seconds):  # measured only when the choice depends on it
         evaluation_seconds = evaluation_seconds()
     if evaluation_seconds is not None:
-        allowed = max(FREE_SOLVER_SECONDS, SOLVER_TIME_SHARE * budget * evaluation_seconds)
+        allowed = budget * (SOLVER_TIME_SHARE * evaluation_seconds - (overhead_seconds or 0.0))
     for terms in SURROGATE_CV_TERMS:
         cost = surrogate_cost(d, budget, n_outputs, max_cv_terms=terms)
         if _fits(SURROGATE, d, budget, n_outputs, working_memory, allowed, cost):
             options = {} if terms == MAX_SURROGATE_TERMS else {"max_cv_terms": terms}
             return _small_budget(MethodChoice(
                 "surrogate", options,
-                "the surrogate's fit costs less than half the model's time"), d, budget)
+                "the surrogate's fit fits in the time the model's evaluations allow"), d, budget)
     if _fits(LEVERAGE, d, budget, n_outputs, working_memory, allowed):
         return _small_budget(MethodChoice(
             "leverage", reason="the surrogate's terms cost more than the model's time; "

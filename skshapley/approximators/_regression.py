@@ -309,30 +309,27 @@ def _design_pairs(budget):
     return max((budget - 2) // 2, 1)
 
 
-def _regression_cost(n_players, budget, n_outputs, *, terms=0, screened=0, cv_terms=0):
+def _regression_cost(n_players, budget, n_outputs, *, terms=0):
     """Memory and operations of a paired design of ``budget`` evaluations fitted with d
-    first-order and ``terms`` further terms per output (the surrogate also screens
-    ``screened`` triples and cross-validates up to ``cv_terms`` of them)."""
+    first-order and ``terms`` further terms per output."""
     d, n, k = n_players, _design_pairs(budget), n_outputs
     p = d + terms
-    risk = min(min(n, d) ** 2 * max(n, d), RISK_SPECTRUM_FLOPS)
     # design masks, features, the reduced and weighted copies, the projected rows and
     # one output's influence rows
     memory = n * (2 * d + 8.0 * (4 * p + d))
-    # Python's own work (design lists, factorisations' calls, per-output loops) counted as
-    # operations at ~1.5e9 a second. Re-measured (issue 27, 2 cores under load, cheap
-    # games of d = 20-100 at 10 d to 60 d evaluations, 1 and 16 outputs): the paired
-    # regression took 7-8 ms a game plus 0.6-1.2 ms an output (the constants here are
-    # 6.7 ms and 0.8 ms); the surrogate's screening and cross-validation 40-56 operations
-    # per design pair and screened triple an output, whatever its 40-600 CV terms (the
-    # earlier constants, 0.02 s a game and 0.008 s an output, and a CV cost in the
-    # square of its width, overstated both 4-18x, so that "auto" gave cheap models
-    # orderings where a regression was more accurate in the same time).
-    flops = 1.0e7 + 3.0 * n * p * p + k * (1.2e6 + 6.0 * n * d + risk)
-    if screened:
-        cv_width = d + cv_terms
-        flops += k * (3.0e6 + 60.0 * n * screened + 3.0 * n * cv_width)
-        memory += 8.0 * n * min(screened, KEPT_CHARACTERS / max(n, 1))
+    # Seconds measured on the 2-core CI machine under one BLAS thread (issue 27, re-
+    # measured after the design, stratification and error-quantile speed-ups: paired
+    # KernelSHAP at d = 10-500, 5 d to 64 d evaluations, 1 and 16 outputs, fitted by
+    # non-negative least squares on relative error; predictions 0.77-1.16x the
+    # measurements): 0.52 ms a game, 0.12 ms an output, 7.2e-11 s per n p^2 (the Gram
+    # matrix and projections, in BLAS), 2.3e-8 s per n p (features and their copies),
+    # 5.2e-9 s per n d an output (influence rows, strata) and the error quantile's
+    # spectrum where it is taken; counted in operations at OPERATIONS_PER_SECOND. The
+    # earlier constants (6.7 ms a game, 3 operations per n p^2) overstated 5-16x.
+    low, high = min(n, d), max(n, d)
+    spectrum = 0.28 * low**3 + 0.012 * low**2 * high \
+        if low**2 * high <= RISK_SPECTRUM_FLOPS else 0.0
+    flops = 7.9e5 + 0.11 * n * p * p + 34.0 * n * p + k * (1.8e5 + 7.7 * n * d + spectrum)
     return MethodCost(memory_bytes=memory, flops=flops)
 
 
@@ -343,10 +340,25 @@ def surrogate_cost(n_players, budget, n_outputs, max_cv_terms=MAX_SURROGATE_TERM
     if d < 3:
         return _regression_cost(d, budget, n_outputs)
     pool = triple_pool_size(d)
-    n_train = _design_pairs(budget) * (CV_FOLDS - 1) // CV_FOLDS
-    cv_terms = max(0, min(max_cv_terms, comb(pool, 3), n_train - d - 4))
-    return _regression_cost(d, budget, n_outputs, terms=cv_terms // 2,
-                            screened=comb(pool, 3), cv_terms=cv_terms)
+    n, k = _design_pairs(budget), n_outputs
+    n_train = n * (CV_FOLDS - 1) // CV_FOLDS
+    screened = comb(pool, 3)
+    cv_terms = max(0, min(max_cv_terms, screened, n_train - d - 4))
+    p = d + cv_terms // 2
+    memory = (n * (2 * d + 8.0 * (4 * p + d))
+              + 8.0 * n * min(screened, KEPT_CHARACTERS / max(n, 1)))
+    # Seconds measured as _regression_cost's (d = 8-100, 5 d to 64 d evaluations, CV
+    # ceilings 40-600; predictions 0.52-1.86x the measurements): 1.3 ms a game, 0.72 ms
+    # an output, 1.1e-10 s per n p^2, 4.1e-7 s per n d and 3.4e-7 s per n d an output
+    # (per-player screening work), 1.9e-10 s per n (CV terms)^2 an output, and per pair
+    # and screened triple an output 7.5e-9 s while the triples' characters are kept
+    # whole (KEPT_CHARACTERS), 9.5e-8 s when each screening round rebuilds them in
+    # chunks (the fit at d = 50 jumped from 0.09 s at 1,502 evaluations to 0.83 s at
+    # 3,138, which the earlier constants put at 0.65 s).
+    per_triple = 11.0 if n * screened <= KEPT_CHARACTERS else 140.0
+    flops = 1.9e6 + 0.17 * n * p * p + 610.0 * n * d + k * (
+        1.1e6 + 510.0 * n * d + per_triple * n * screened + 0.29 * n * cv_terms**2)
+    return MethodCost(memory_bytes=memory, flops=flops)
 
 
 def _kadd_cost(n_players, budget, n_outputs, order=2):

@@ -43,6 +43,26 @@ def _solve_normal(hessian, rhs):
     return pinv @ rhs, (lambda b: pinv @ b), False
 
 
+# Below this many rows x columns^2 the Gram matrix is one matrix product; above, the
+# symmetric rank-k update (BLAS syrk) computes half of it: at d = 500 and 16,000 pairs
+# the product took 0.4 of a one-row explanation's 4 s.
+SYRK_MIN_FLOPS = 1e7
+
+
+def _weighted_gram(rows, weights):
+    """X' diag(w) X of ``rows`` X (n, p) and ``weights`` w (n,)."""
+    n, p = rows.shape
+    if n * p * p < SYRK_MIN_FLOPS or not (weights >= 0).all():
+        return rows.T @ (rows * weights[:, None])
+    from scipy.linalg.blas import dsyrk
+
+    scaled = rows * np.sqrt(weights)[:, None]
+    # scaled' scaled from the transposed view (Fortran order, no copy): the lower
+    # triangle, mirrored
+    lower = dsyrk(1.0, scaled.T, lower=1)
+    return np.tril(lower) + np.tril(lower, -1).T
+
+
 def constrained_wls(features, weights, targets, constraint, value, readout, *,
                     penalty=None, influence=True):
     """Solve the constrained problem and return the read-out and what the variance needs.
@@ -81,8 +101,7 @@ def constrained_wls(features, weights, targets, constraint, value, readout, *,
     # beta_pivot = (c - a_rest' theta) / a_pivot: substitute into the residual.
     reduced = features[:, rest] - np.outer(features[:, pivot], scale)
     shifted = targets - np.outer(features[:, pivot], value / constraint[pivot])
-    weighted = reduced * weights[:, None]
-    hessian = reduced.T @ weighted
+    hessian = _weighted_gram(reduced, weights)
     if penalty is not None:
         hessian[np.diag_indices_from(hessian)] += penalty[rest]
     # Output by output (matrix-vector products): a matrix product over all outputs may
@@ -92,9 +111,10 @@ def constrained_wls(features, weights, targets, constraint, value, readout, *,
     # several) differently from a contiguous one (a single output).
     column = lambda a, j: np.ascontiguousarray(a[:, j])  # noqa: E731
     theta = np.empty((p - 1, k))
-    theta[:, 0], apply_inverse, _ = _solve_normal(hessian, weighted.T @ column(shifted, 0))
+    theta[:, 0], apply_inverse, _ = _solve_normal(
+        hessian, reduced.T @ (weights * column(shifted, 0)))
     for j in range(1, k):
-        theta[:, j] = apply_inverse(weighted.T @ column(shifted, j))
+        theta[:, j] = apply_inverse(reduced.T @ (weights * column(shifted, j)))
     beta = np.empty((p, k))
     beta[rest] = theta
     beta[pivot] = [(value[j] - constraint[rest] @ column(theta, j)) / constraint[pivot]
@@ -180,7 +200,15 @@ def stratified_factor(block_influence, strata, population):
         [population[label] for label in labels.tolist()], dtype=np.float64),
         minlength=n_groups)
     fpc = np.maximum(0.0, 1.0 - m / total)
-    sums = np.zeros((n_groups, d))
-    np.add.at(sums, group_of_block, block_influence)
+    # group sums by reduceat over the rows in group order (np.add.at took 22 ms an
+    # output at 7,500 blocks x 500 players); designs list their strata in order already
+    if (np.diff(group_of_block) >= 0).all():
+        ordered = block_influence
+        starts = np.searchsorted(group_of_block, np.arange(n_groups))
+    else:
+        order = np.argsort(group_of_block, kind="stable")
+        ordered = block_influence[order]
+        starts = np.searchsorted(group_of_block[order], np.arange(n_groups))
+    sums = np.add.reduceat(ordered, starts, axis=0)
     centred = block_influence - (sums / m[:, None])[group_of_block]
     return centred * np.sqrt(fpc * m / (m - 1))[group_of_block, None]

@@ -128,6 +128,12 @@ def _split_rows(result, n_features, n_rows, n_outputs):
                            result.n_draws) for i in range(n_rows)]
 
 
+# Seconds to assemble one value of the model's input (a row of the background with the
+# coalition's columns swapped in): the host kernel copies 0.30-0.44 ns a value on the
+# 2-core CI machine (d = 20-500, measured in a one-row explanation), 10-30 % of an
+# MLP's own time per row.
+ASSEMBLY_SECONDS_PER_VALUE = 0.4e-9
+
 # Model rows per timed call: a call of the background alone is dominated by the model's
 # per-call overhead (input checks, ~0.1-1 ms for scikit-learn), while games call it on
 # chunks of many coalitions at once; 4,096 rows measure its throughput instead.
@@ -211,13 +217,14 @@ def make_plan(method, sampler, max_evals, tol, *, n_features, n_outputs, n_backg
         notes = (f"max_evals={budget} is more than the 2^{d} = {2**d} coalitions: every "
                  "coalition was evaluated once, so the values are exact.",)
         method, budget = "exact", 2**d
-    # rows stacked per game: within working_memory for the method's design per output
-    record_rows = ROWS_PER_GAME
-    context = {"n_outputs": record_rows * n_outputs, "working_memory": working_memory}
+    # Chosen for a one-row call: rows stacked into one game share the design and its
+    # fit, which a single row pays alone (whose time must stay within 1.5x its
+    # evaluations too)
+    context = {"n_outputs": n_outputs, "working_memory": working_memory}
     if method == "auto" and evaluation_seconds is not None:
-        per_row = evaluation_seconds
-        context["evaluation_seconds"] = (
-            (lambda: per_row() * record_rows) if callable(per_row) else per_row * record_rows)
+        context["evaluation_seconds"] = evaluation_seconds
+        context["overhead_seconds"] = (ASSEMBLY_SECONDS_PER_VALUE * n_background
+                                       * n_columns)
     choice = choose_method(method, d, budget, tol, **context)
     record = METHOD_RECORDS[choice.method]
     if tol is not None and not (record.takes_tol or record.exact):

@@ -233,6 +233,43 @@ def test_auto_weighs_the_estimators_cost_against_the_models():
     assert choose_method("auto", 1000, 10**6, working_memory=64).method == "permutation"
 
 
+def test_auto_leaves_the_games_own_work_out_of_the_estimators_share():
+    from skshapley.approximators import choose_method
+    from skshapley.approximators._api import OPERATIONS_PER_SECOND, SOLVER_TIME_SHARE
+    from skshapley.approximators import METHOD_RECORDS
+
+    d, budget = 100, 10 * 100
+    seconds = METHOD_RECORDS["leverage"].cost(d, budget, 1).flops / OPERATIONS_PER_SECOND
+    # a model just slow enough for paired KernelSHAP's fit within its share ...
+    per_evaluation = 1.05 * seconds / (SOLVER_TIME_SHARE * budget)
+    assert choose_method("auto", d, budget, evaluation_seconds=per_evaluation).method in (
+        "adaptive", "leverage")
+    # ... but not once assembling its input takes a fifth of that share
+    crowded = choose_method("auto", d, budget, evaluation_seconds=per_evaluation,
+                            overhead_seconds=0.2 * SOLVER_TIME_SHARE * per_evaluation)
+    assert crowded.method == "permutation"
+    # no floor: a model of a microsecond an evaluation gets orderings at any width
+    assert choose_method("auto", 20, 200, evaluation_seconds=1e-6).method == "permutation"
+
+
+def test_the_explainer_chooses_for_one_row_not_for_stacked_rows():
+    # 16 stacked rows would share the fit (cheap per row); a one-row call pays it alone
+    from skshapley.approximators import METHOD_RECORDS
+    from skshapley.explain._plan import make_plan
+
+    d, budget = 200, 2000
+    one_row = METHOD_RECORDS["leverage"].cost(d, budget, 1).flops / 1.5e9
+    # the model's time puts leverage (16 outputs: about 5x one) within its share for 16
+    # rows, not for one
+    per_row = 8.0 * one_row / (16 * 0.25 * budget)
+    plan = make_plan("auto", "auto", budget, None, n_features=d, n_outputs=1,
+                     n_background=1, seed=0, evaluation_seconds=per_row)
+    assert plan.method == "permutation"
+    slow = make_plan("auto", "auto", budget, None, n_features=d, n_outputs=1,
+                     n_background=1, seed=0, evaluation_seconds=16 * per_row)
+    assert slow.method in ("adaptive", "leverage")
+
+
 def test_surrogate_screens_a_bounded_pool_of_triples():
     from math import comb
 
