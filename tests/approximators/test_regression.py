@@ -304,3 +304,33 @@ def test_combinations_array_lists_itertools_combinations_in_order(d):
         expected = np.array(list(itertools.combinations(range(d), s)),
                             dtype=np.int64).reshape(comb(d, s), s)
         np.testing.assert_array_equal(combinations_array(d, s), expected)
+
+
+@pytest.mark.parametrize("d", [9, 10, 40])
+def test_sizes_drawn_together_are_the_sizes_drawn_one_by_one(d):
+    # one batch of uniforms for a run of sizes gives each size the sides that drawing
+    # it alone (double argsort, rejection of repeats) gives from the same stream
+    from skshapley.approximators._coalitions import (
+        _random_size_pairs,
+        _RandomSource,
+        _sample_size_pair,
+    )
+
+    sizes = list(range(2, d // 2 + 1))
+    wanted = [3 + (s % 4) for s in sizes]
+    together = _random_size_pairs(d, sizes, wanted, np.random.default_rng(7))
+    rng = np.random.default_rng(7)
+    source = _RandomSource(d, rng)
+    equal = 0
+    for s, n, side in zip(sizes, wanted, together, strict=True):
+        alone = _sample_size_pair(d, s, n, source, rng)
+        if alone.shape[0] == side.shape[0] and np.array_equal(alone, side):
+            equal += 1
+            continue
+        # a size whose first draws repeated too often draws the rest after the run:
+        # still n distinct pairs of size s (d = 9 and 10 have small sizes)
+        canonical = np.where(side[:, :1] | (2 * s != d), side, ~side)
+        assert side.shape == (n, d) and (side.sum(axis=1) == s).all()
+        assert len({row.tobytes() for row in canonical}) == n
+    # at d = 40 (780 pairs of size 2 and more above) these few draws repeat nothing
+    assert equal >= 1 and (d < 40 or equal == len(sizes))
