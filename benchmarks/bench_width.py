@@ -48,10 +48,12 @@ predicted during the call / (100 background rows x rows), measured by wrapping
 ``predict``. "/ raw": time per row divided by the time the model alone takes on that many
 rows (evaluations x 100 rows of width d, times the rows of the call), predicted in the
 fastest of batches of 2^11, 2^14 or 2^17 rows (full batches plus one call on the rest,
-best of 3 each). Until 2026-11-27 the denominator was the per-row rate of the best batch
-(usually 2^17 rows) times the rows, which no call of fewer rows can reach: the model's
-fixed cost per predict is spread over more rows than the call has; the header's "raw
-model time" is still that rate.
+best of 3 each), measured right after each call (the machine's speed drifts by 20-30 %
+over a run); the median over seeds of the per-call ratios. Until 2026-11-27 the
+denominator was the per-row rate of the best batch (usually 2^17 rows) times the rows,
+measured once per model, which no call of fewer rows can reach: the model's fixed cost
+per predict is spread over more rows than the call has; the header's "raw model time"
+is still that rate.
 MSE: mean over rows x features of (phi_hat - truth)^2 per seed, mean +- standard error
 over seeds.
 
@@ -465,6 +467,9 @@ class Bench:
                     out = run(name, case["model"], case["background"], rows, n_budget, seed)
                 out["truth_rows"] = [seed] if n_rows == 1 else list(range(n_rows))
                 out.pop("explanation", None)
+                # the model's own time on the rows this call predicted, measured right
+                # after it (the machine's speed drifts by 20-30 % over a run)
+                out["raw_seconds"] = RawModelTime(case["model"], case["d"])(out["model_rows"])
                 outs.append(out)
         except CapExceeded:
             # a lower bound on its time, so that larger budgets and d are predicted over
@@ -489,9 +494,11 @@ def summarise(case, outs, per_row, n_rows, budget):
         want = truth[[truth_index[r] for _, r in usable]]
         mse.append(float(np.mean((got - want) ** 2)))
     evals = float(np.mean([o["model_rows"] for o in outs])) / (N_BACKGROUND * n_rows)
-    # the model's own time on the rows one call predicted, per explained row
-    raw = case["raw_time"](evals * N_BACKGROUND * n_rows) / n_rows
+    # per seed, the call's time over the model's own time on the rows it predicted
+    ratios = [o["seconds"] / o["raw_seconds"] for o in outs if o["raw_seconds"] > 0]
+    raw = float(np.median([o["raw_seconds"] for o in outs])) / n_rows
     return dict(time=per_row, mse=np.array(mse), evals=evals, raw=raw, budget=budget,
+                raw_ratio=float(np.median(ratios)) if ratios else float("nan"),
                 picked="/".join(sorted({o["picked"] for o in outs})))
 
 
@@ -509,8 +516,7 @@ def build_case(model_name, d, n_explain, args, log):
     case = dict(model_name=model_name, d=d, model=model, background=background, rows=rows,
                 default_budget=int(default.max_evals_),
                 minimum=2 * d + 2,  # one antithetic pair or paired design: every method runs
-                raw_per_model_row=raw_seconds_per_row(model, d),
-                raw_time=RawModelTime(model, d))
+                raw_per_model_row=raw_seconds_per_row(model, d))
     if model_name != "mlp":
         case["truth"] = closed_form_values(model, rows, background)
         case["truth_index"] = {r: r for r in range(len(rows))}
@@ -731,9 +737,8 @@ def render_case(case, results, row_counts, budgets, equal, others):
                 evals = f"{r['evals']:.0f}"
                 if label == AUTO:
                     picked = f" ({r['picked']})"
-                median = float(np.median(r["time"]))
-                cells += [fmt_time(r["time"]), f"{median / r['raw']:.2f}x" if r["raw"] > 0
-                          else "—", fmt_mse(r["mse"])]
+                cells += [fmt_time(r["time"]), f"{r['raw_ratio']:.2f}x"
+                          if np.isfinite(r["raw_ratio"]) else "—", fmt_mse(r["mse"])]
             if present:
                 b = case["default_budget"] if budget == "auto" else budget
                 lines.append(f"| {budget_name(budget, d)} = {b} | {label}{picked} | {evals} | "
