@@ -49,44 +49,43 @@ HIGH_ORDER_SHARE = 0.3
 ADAPTIVE_BUDGET_PER_PLAYER = 12
 
 
-class _Remembered(Game):
-    """The game, each coalition evaluated once: the end points read first (``ends``:
-    their values) are served again from memory to the estimator that runs next (and not
-    counted again)."""
+class _AfterEndPoints(Game):
+    """The game once its end points were read (``ends``: their values, counted once)."""
 
-    def __init__(self, game, ends):
-        super().__init__(game.n_players, cache=True)
+    def __init__(self, game, ends, *, cache=False):
+        super().__init__(game.n_players, cache=cache)
         self.inner = game
-        coalitions = end_point_coalitions(game.n_players)
-        self._cache.update(zip((row.tobytes() for row in np.packbits(coalitions, axis=1)),
-                               ends, strict=True))
         self.output_shape = ends.shape[1:]
         self.n_evaluations = distinct_end_points(game.n_players)
 
     @property
     def n_outputs_hint(self):
         return self.inner.n_outputs_hint
+
+
+class _Remembered(_AfterEndPoints):
+    """The game, each coalition evaluated once: the end points read first are served
+    again from memory to the estimator that runs next (and not counted again)."""
+
+    def __init__(self, game, ends):
+        super().__init__(game, ends, cache=True)
+        coalitions = end_point_coalitions(game.n_players)
+        self._cache.update(zip((row.tobytes() for row in np.packbits(coalitions, axis=1)),
+                               ends, strict=True))
 
     def _values(self, coalitions):
         return self.inner.values(coalitions)
 
 
-class _WithEndPoints(Game):
-    """The game with the values ``ends`` of :func:`end_point_coalitions` served from
-    memory (and counted once): the regression's design holds them and no other repeat,
-    so the end points are found by their sizes (0, 1, d - 1, d) instead of a key per
-    coalition (the keyed cache took 0.5 ms of a 10 ms one-row explanation at d = 50)."""
+class _WithEndPoints(_AfterEndPoints):
+    """The game with the end points' values served from memory: the regression's design
+    holds them and no other repeat, so the end points are found by their sizes (0, 1,
+    d - 1, d) instead of a key per coalition (the keyed cache took 0.5 ms of a 10 ms
+    one-row explanation at d = 50)."""
 
     def __init__(self, game, ends):
-        super().__init__(game.n_players)
-        self.inner = game
+        super().__init__(game, ends)
         self.ends = ends
-        self.output_shape = ends.shape[1:]
-        self.n_evaluations = distinct_end_points(game.n_players)
-
-    @property
-    def n_outputs_hint(self):
-        return self.inner.n_outputs_hint
 
     def values(self, coalitions):
         coalitions = self._check_coalitions(coalitions)
