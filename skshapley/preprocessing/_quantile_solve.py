@@ -5,6 +5,7 @@ solves (moment sketch) from its sketch state, with what the solve recorded
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass, field, fields
 
@@ -85,6 +86,15 @@ SOLVED_ATTRIBUTES = frozenset(f.name + "_" for f in fields(SolvedQuantiles)
                               if f.name not in ("tables", "quantile_error"))
 
 
+
+@functools.lru_cache(maxsize=8)
+def _references(n_quantiles):
+    """np.linspace(0, 1, n_quantiles) (read-only; kept: linspace's own checks took 10 us
+    of a 0.55 ms fit of 100,000 values)."""
+    references = np.linspace(0, 1, n_quantiles, endpoint=True)
+    references.flags.writeable = False
+    return references
+
 def _solver_options(transformer):
     return {"solver": transformer.solver, "n_grid": transformer.n_grid,
             "tol": transformer.tol, "max_iter": transformer.max_iter,
@@ -131,7 +141,7 @@ def solve(transformer, state):
                       f"number of samples ({n_samples}). n_quantiles is set to "
                       "n_samples.", UserWarning, stacklevel=4)
     n_quantiles = max(1, min(transformer.n_quantiles, n_samples))
-    references = np.linspace(0, 1, n_quantiles, endpoint=True)
+    references = _references(n_quantiles).copy()
     transforms = _choose_transform(transformer, raw, asinh)
     quantiles = np.empty((n_quantiles, d))
     orders = np.zeros(d, dtype=np.int64)

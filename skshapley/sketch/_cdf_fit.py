@@ -35,6 +35,8 @@ take neither path.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from skshapley.backends import get_backend, run_parts
@@ -336,8 +338,7 @@ def _summarise_counted(sketch, X, tabled):
         kept = np.sort(col[np.isfinite(col)])
         if kept.size < COUNT_SPLITTERS:
             continue
-        picks = np.linspace(0, kept.size - 1, COUNT_SPLITTERS).round().astype(np.int64)
-        candidates.append((j, kept, np.unique(kept[picks], return_counts=True)))
+        candidates.append((j, kept, _sorted_unique(kept[_picks(kept.size)])))
     found, n_cells = _cell_plans(sketch, [pair for *_, pair in candidates], n_cells)
     for (j, kept, (values, _)), plan in zip(candidates, found, strict=True):
         if plan is None:
@@ -364,6 +365,25 @@ def _summarise_counted(sketch, X, tabled):
         for i, j in enumerate(slow):
             parts[j] = _summarise_sorted(sketch, columns[i], tabled[j])
     return parts
+
+
+@functools.lru_cache(maxsize=64)
+def _picks(size):
+    """The ``COUNT_SPLITTERS`` evenly spaced ranks of a sorted sample of ``size`` values
+    (kept: a sample has the same size batch after batch)."""
+    picks = np.linspace(0, size - 1, COUNT_SPLITTERS).round().astype(np.int64)
+    picks.flags.writeable = False
+    return picks
+
+
+def _sorted_unique(values):
+    """``np.unique(values, return_counts=True)`` of sorted ``values`` (no NaN), without
+    its sort."""
+    new = np.empty(values.shape[0], dtype=bool)
+    new[:1] = True
+    np.not_equal(values[1:], values[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    return values[starts], np.diff(starts, append=values.shape[0])
 
 
 def _count_fast_columns(sketch, X, tabled, fast, rows, cells, plans, parts, n_cells,

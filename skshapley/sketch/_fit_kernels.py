@@ -280,13 +280,16 @@ def distinct_values(x, w, limit):
     _kernels()["distinct"](x, x.view(np.uint64), w if weighted else x, weighted, shift,
                            keys, counts, limit, out)
     stop, n_nan, n_kept = (int(v) for v in out)
+    if stop < x.shape[0]:
+        # the hint straight from the slots (an empty one weighs 0): the listing below
+        # took half of this call's 22 us on a continuous column
+        weights = counts[0, :size] if weighted else counts[:, :size].sum(axis=0)
+        top = int(np.argmax(weights))
+        return None, (float(keys[top:top + 1].view(np.float64)[0]),
+                      float(weights[top] / max(weights.sum(), 1e-300))), stop, None
     present = np.flatnonzero(keys[:size] != EMPTY)
     found = keys[present].view(np.float64)
     weights = counts[0, present] if weighted else counts[:, present].sum(axis=0)
-    if stop < x.shape[0]:
-        top = int(np.argmax(weights))
-        return None, (float(found[top]), float(weights[top] / max(weights.sum(), 1e-300))), \
-            stop, None
     order = np.argsort(found)
     return found[order], weights[order], n_nan, n_kept
 
