@@ -6,13 +6,13 @@ import pytest
 from game_helpers import CountingGame
 
 from skshapley.approximators import shapley_values
-from skshapley.approximators._regression import regression_shapley
 from skshapley.approximators._adaptive import (
     HIGH_ORDER_SHARE,
     adaptive_shapley,
     end_point_coalitions,
     high_order_share,
 )
+from skshapley.approximators._regression import regression_shapley
 from skshapley.games import AdditiveGame, CallableGame, UnanimityGame
 
 

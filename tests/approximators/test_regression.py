@@ -234,9 +234,8 @@ def test_auto_weighs_the_estimators_cost_against_the_models():
 
 
 def test_auto_leaves_the_games_own_work_out_of_the_estimators_share():
-    from skshapley.approximators import choose_method
+    from skshapley.approximators import METHOD_RECORDS, choose_method
     from skshapley.approximators._api import OPERATIONS_PER_SECOND, SOLVER_TIME_SHARE
-    from skshapley.approximators import METHOD_RECORDS
 
     d, budget = 100, 10 * 100
     seconds = METHOD_RECORDS["leverage"].cost(d, budget, 1).flops / OPERATIONS_PER_SECOND
