@@ -228,7 +228,8 @@ def quantile_error(transformer, state, solved):
                                                  p - np.maximum(first, last)))
                 error[j] = max(error[j], float(np.mean(gap)))
     error = np.where(solvers == "empty", np.nan, error)
-    return np.where(np.isin(solvers, ("exact", "constant")), 0.0, error)
+    # two comparisons, not np.isin (13 us on an object array of one feature)
+    return np.where((solvers == "exact") | (solvers == "constant"), 0.0, error)
 
 
 def _check_rank_tol(rank_tol, solved):
