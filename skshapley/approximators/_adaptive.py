@@ -35,7 +35,7 @@ from skshapley.approximators._common import as_matrix
 from skshapley.approximators._records import MethodRecord
 from skshapley.approximators._regression import regression_shapley, surrogate_cost
 from skshapley.approximators._svarm import minimum_svarm_budget, svarm_shapley
-from skshapley.games import Game
+from skshapley.games import Game, coalition_keys
 
 # SVARM is taken above this share of unexplained end-point value: the sums of unanimity
 # games above had r >= 0.23, every other game <= 0.22; the threshold sits above both
@@ -70,8 +70,7 @@ class _Remembered(_AfterEndPoints):
     def __init__(self, game, ends):
         super().__init__(game, ends, cache=True)
         coalitions = end_point_coalitions(game.n_players)
-        self._cache.update(zip((row.tobytes() for row in np.packbits(coalitions, axis=1)),
-                               ends, strict=True))
+        self._cache.update(zip(coalition_keys(coalitions), ends, strict=True))
 
     def _values(self, coalitions):
         return self.inner.values(coalitions)

@@ -25,6 +25,7 @@ from math import comb
 
 import numpy as np
 
+from skshapley.games import coalition_keys
 from skshapley.permutations import SAMPLERS, PermutationSampler
 
 ALLOCATIONS = ("kernel", "leverage")
@@ -123,11 +124,6 @@ def _allocation_weights(d, allocation):
     return weights
 
 
-def _to_keys(masks):
-    packed = np.packbits(masks, axis=1)
-    return [row.tobytes() for row in packed]
-
-
 def _canonical(masks):
     """One representative of each {S, N \\ S}: the one that holds player 0."""
     out = masks.copy()
@@ -212,7 +208,7 @@ def _drawn_pairs(d, s, n_pairs, source, chosen, seen):
     middle = 2 * s == d
     while len(chosen) < n_pairs:
         masks = source.draw(s, 2 * (n_pairs - len(chosen)))
-        keys = _to_keys(_canonical(masks) if middle else masks)
+        keys = coalition_keys(_canonical(masks) if middle else masks)
         for mask, key in zip(masks, keys, strict=True):
             if key not in seen:
                 seen.add(key)
@@ -253,7 +249,7 @@ def _random_size_pairs(d, sizes, n_pairs, rng):
     for b in short:  # many repeats: a small population left to rejection
         s = int(sizes[b])
         chosen = list(out[b])
-        seen = set(_to_keys(_canonical(out[b]) if 2 * s == d else out[b]))
+        seen = set(coalition_keys(_canonical(out[b]) if 2 * s == d else out[b]))
         out[b] = _drawn_pairs(d, s, int(wanted[b]), _RandomSource(d, rng), chosen, seen)
     return out
 

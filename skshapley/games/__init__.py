@@ -6,7 +6,7 @@ regularisation (``RKHSShapRegressor``), and :class:`NamedRows`, which calls a mo
 DataFrames.
 """
 
-from skshapley.games._base import CallableGame, Game
+from skshapley.games._base import CallableGame, Game, coalition_keys
 from skshapley.games._cme import ETA_GRID, cme_cv_losses
 from skshapley.games._least_squares import (
     LeastSquaresGame,
@@ -59,6 +59,7 @@ __all__ = [
     "VALUES",
     "as_float_block",
     "cme_cv_losses",
+    "coalition_keys",
     "make_response_function",
     "product_kernel",
     "reduce_least_squares",
