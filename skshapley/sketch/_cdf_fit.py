@@ -523,11 +523,10 @@ def _table_from_sorted(sketch, s, values):
     """The batch's exact table from its sorted kept values, unless it overflows."""
     if sketch._overflows(values.size, s.size):
         return None
-    starts = np.flatnonzero(np.concatenate([[True], s[1:] != s[:-1]]))
-    if sketch._overflows(starts.size, s.size):
+    distinct, counts = _sorted_unique(s)
+    if sketch._overflows(distinct.size, s.size):
         return None
-    counts = np.diff(np.append(starts, s.size)).astype(np.float64)
-    return exact_table(s[starts], counts)
+    return exact_table(distinct, counts.astype(np.float64))
 
 
 def _summarise_exact(sketch, col, w, tabled):
