@@ -345,7 +345,8 @@ def surrogate_cost(n_players, budget, n_outputs, max_cv_terms=MAX_SURROGATE_TERM
     screened = comb(pool, 3)
     cv_terms = max(0, min(max_cv_terms, screened, n_train - d - 4))
     p = d + cv_terms // 2
-    memory = (n * (2 * d + 8.0 * (4 * p + d))
+    # the regression's arrays with the chosen terms, and the screened characters kept
+    memory = (_regression_cost(d, budget, k, terms=cv_terms // 2).memory_bytes
               + 8.0 * n * min(screened, KEPT_CHARACTERS / max(n, 1)))
     # Seconds measured as _regression_cost's (d = 8-100, 5 d to 64 d evaluations, CV
     # ceilings 40-600; predictions 0.52-1.86x the measurements): 1.3 ms a game, 0.72 ms
