@@ -50,6 +50,7 @@ class SequentialEstimate:
         self.quantile_level = quantile_level
         self.trackers = None  # one per output, from the first draws
         self.error = None
+        self._std_errors = None  # kept until the next update
 
     @property
     def n_draws(self) -> int:
@@ -70,6 +71,7 @@ class SequentialEstimate:
             self.trackers = [ReplicateCovariance(d, self.replicates) if self.replicates
                              else RunningCovariance(d) for _ in range(n_outputs)]
             self.error = np.full(n_outputs, np.inf)
+        self._std_errors = None
         for output, tracker in enumerate(self.trackers):
             tracker.update(draws[..., output])
 
@@ -92,8 +94,12 @@ class SequentialEstimate:
         return self.error
 
     def std_errors(self) -> np.ndarray:
-        """Standard errors of the mean (d, k)."""
-        return np.stack([tracker.std_errors() for tracker in self.trackers], axis=1)
+        """Standard errors of the mean (d, k) (computed once per update: the last
+        check's record and the result both ask for them)."""
+        if self._std_errors is None:
+            self._std_errors = np.stack([tracker.std_errors() for tracker in self.trackers],
+                                        axis=1)
+        return self._std_errors
 
 
 def run_sequential(draw, estimate, max_draws, check_interval, *, tol=None,

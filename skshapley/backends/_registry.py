@@ -216,8 +216,15 @@ def choose_backend(requested, work=0.0, max_path=0, needed=(), available=None):
 
 
 def _cpu_backend():
-    """The first of ``CPU_ORDER`` that can run here (NumPy always can)."""
-    return next(name for name in CPU_ORDER if _REGISTRY[name].is_available())
+    """The first of ``CPU_ORDER`` that can run here (NumPy always can); one that has
+    loaded already is taken without re-checking its imports."""
+    for name in CPU_ORDER:
+        loaded = _LOADED.get(name)
+        if loaded is not None and loaded[0] is _REGISTRY[name]:
+            return name
+        if _REGISTRY[name].is_available():
+            return name
+    raise AssertionError("NumPy's backend is always available")  # pragma: no cover
 
 
 def _gpu_backend(work, max_path, needed, available):
@@ -328,6 +335,11 @@ def get_backend(name: str | None = None):
         name = get_config()["backend"]
     if name == "auto":
         name = _cpu_backend()
+    loaded = _LOADED.get(name)
+    if loaded is not None and loaded[0] is _REGISTRY.get(name):
+        # a backend that loaded once stays usable: skip re-checking its imports, which
+        # cost ~3 us a call, and the sketches ask for kernels ~15 times per fit
+        return loaded[1]
     if name not in _REGISTRY:
         raise ValueError(
             f"Unknown backend {name!r}; registered backends are {sorted(_REGISTRY)} "

@@ -181,7 +181,9 @@ class MarginalGame(Game):
         shape = (n_coalitions, self._rows.shape[0], self.background.shape[0], -1)
         if self._xp is None:
             predictions = np.asarray(predictions, dtype=np.float64)
-            return predictions.reshape(shape).mean(axis=2).reshape(n_coalitions, -1)
+            # np.mean's own bits (a sum, then one division) without its wrapper
+            return (np.add.reduce(predictions.reshape(shape), axis=2)
+                    / shape[2]).reshape(n_coalitions, -1)
         xp = self._xp
         # a model may answer on the host (e.g. XGBoost's predict on CuPy input)
         averaged = xp.mean(xp.reshape(xp.asarray(predictions), shape), axis=2)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from abc import ABC, abstractmethod
 from numbers import Integral
 
@@ -17,8 +16,8 @@ class PermutationSampler(ABC):
     Subclasses implement ``_random(n)`` and declare what the estimators must know about
     their rows in class attributes (``block_size``, ``unit_size``, ``replicates``,
     ``is_weighted``). The public :meth:`random` keeps :attr:`num_generated`;
-    :meth:`reset` replays the stream exactly because the sampler keeps a copy of its own
-    child generator.
+    :meth:`reset` replays the stream exactly because the sampler keeps the seed of its
+    own child generator.
 
     Parameters
     ----------
@@ -74,8 +73,20 @@ class PermutationSampler(ABC):
         self.n_players = int(n_players)
         parent = as_generator(rng)
         self.rng = parent.spawn(1)[0]
-        self.rng_seed = copy.deepcopy(self.rng)
+        # where the stream starts, for reset: the seed, not a deep copy of the generator
+        # (which took 0.05 ms, a twentieth of a one-row explanation at 10 d evaluations)
+        seed = self.rng.bit_generator.seed_seq
+        self._stream_seed = (type(self.rng.bit_generator), seed.entropy, seed.spawn_key,
+                       seed.pool_size, seed.n_children_spawned)
         self.num_generated = 0
+
+    @property
+    def rng_seed(self):
+        """A new generator at the start of this sampler's stream."""
+        kind, entropy, spawn_key, pool_size, spawned = self._stream_seed
+        return np.random.Generator(kind(np.random.SeedSequence(
+            entropy, spawn_key=spawn_key, pool_size=pool_size,
+            n_children_spawned=spawned)))
 
     @property
     def weights(self):
@@ -101,7 +112,7 @@ class PermutationSampler(ABC):
 
     def reset(self):
         """Return to the first ordering of the stream."""
-        self.rng = copy.deepcopy(self.rng_seed)
+        self.rng = self.rng_seed
         self.num_generated = 0
         self._reset_state()
         return self

@@ -150,8 +150,9 @@ def solve(transformer, state):
     n_iter = np.zeros(d, dtype=np.int64)
     options = _solver_options(transformer)
     cdf = raw.kind == "cdf"
+    low, high = raw.min, raw.max
     if cdf:
-        constant = raw.min == raw.max
+        constant = low == high
         # every feature's quantiles in one call (the polylines inverted together)
         read = None if raw.is_empty else raw.quantile(references)
     for j in range(d):
@@ -176,7 +177,7 @@ def solve(transformer, state):
         orders[j], solvers[j], converged[j] = info["order"], info["solver"], \
             info["converged"]
         n_iter[j] = info["n_iter"]
-    quantiles = np.clip(quantiles, raw.min, raw.max)
+    quantiles = np.clip(quantiles, low, high)
     solved = SolvedQuantiles(
         quantiles=quantiles, references=references, n_quantiles=n_quantiles,
         order_used=orders, solver_used=solvers, transform_used=transforms,

@@ -252,15 +252,18 @@ class BaseSketch:
         return self.copy().merge(other)
 
     # ---------------------------------------------------------------- queries
-    def _quantiles(self, p, feature):
-        """``feature(j, p)`` for every feature, checked and shaped as ``quantile``
-        returns it."""
+    def _quantiles(self, p, feature, features=None):
+        """``feature(j, p)`` for every feature (or ``features(p)``, all of them as one
+        array), checked and shaped as ``quantile`` returns it."""
         p_arr = np.atleast_1d(np.asarray(p, dtype=np.float64))
-        if p_arr.ndim != 1 or np.any(~(p_arr >= 0) | ~(p_arr <= 1)):
+        if p_arr.ndim != 1 or not np.all((p_arr >= 0) & (p_arr <= 1)):
             raise ValueError(f"p must be probabilities in [0, 1]; got {p!r}.")
         if self.is_empty:
             raise ValueError("the sketch has seen no finite values; quantiles are undefined.")
-        q = np.column_stack([feature(j, p_arr) for j in range(self.n_features)])
+        if features is not None:
+            q = features(p_arr)
+        else:
+            q = np.column_stack([feature(j, p_arr) for j in range(self.n_features)])
         return q[0] if np.ndim(p) == 0 else q
 
     def _cdf_columns(self, x, feature):

@@ -267,17 +267,21 @@ class CDFSketch(BaseSketch):
         if get_backend(self.backend).name == "numpy":
             return self._quantiles(p, lambda j, p_arr: self.quantile_feature(j, p_arr,
                                                                              method))
-        lines = {}
+        return self._quantiles(p, None, lambda p_arr: self._read_quantiles(p_arr, method))
 
-        def feature(j, p_arr):
-            if self.exact[j]:
-                return self.quantile_feature(j, p_arr, method)
-            if not lines:
-                # every polyline at once by the numba twin of _invert (the same bits):
-                # 1000 quantiles of one took 31 us in numpy calls
-                lines["q"] = invert_columns(self.knots, self.integral, p_arr)
-            return lines["q"][:, j]
-        return self._quantiles(p, feature)
+    def _read_quantiles(self, p, method="linear"):
+        """:meth:`quantile` at the checked 1-D probabilities ``p`` of a sketch that has
+        seen values, as a ``(len(p), n_features)`` array, by the numba builds."""
+        tabled = [j for j, table in enumerate(self.exact) if table]
+        if len(tabled) < self.n_features:
+            # every polyline at once by the numba twin of _invert (the same bits): 1000
+            # quantiles of one took 31 us in numpy calls
+            q = invert_columns(self.knots, self.integral, p)
+        else:
+            q = np.empty((p.shape[0], self.n_features))
+        for j in tabled:
+            q[:, j] = self.quantile_feature(j, p, method)
+        return q
 
     def quantile_feature(self, j, p, method="linear"):
         """Quantiles of feature ``j`` at the probabilities ``p`` (NaN if it has no value)."""
