@@ -143,8 +143,11 @@ TIMED_ROWS = 4096
 def time_evaluation(predict, background, first_seconds):
     """Seconds of one coalition evaluation of one row (the model on the background
     rows), measured as the games call the model: on a batch of about ``TIMED_ROWS``
-    rows (the background repeated), the faster of two calls. A model slow enough that
-    the background alone took ``first_seconds`` >= 0.1 s is not called again."""
+    rows (the background repeated), the fastest of three calls (the first call of a
+    batch this size can take 2-3x as long: an MLP at d = 20 measured 27 us an
+    evaluation cold and 10-11 warm, which sent "auto" to a regression that then took
+    1.7x the model's time). A model slow enough that the background alone took
+    ``first_seconds`` >= 0.1 s is not called again."""
     n = background.shape[0]
     if first_seconds >= 0.1:
         return first_seconds
@@ -152,7 +155,7 @@ def time_evaluation(predict, background, first_seconds):
     repeats = max(1, min(TIMED_ROWS // n, chunk_rows(4 * background.nbytes)))
     batch = np.tile(background, (repeats, 1))
     best = np.inf
-    for _ in range(2):
+    for _ in range(3):
         start = time.perf_counter()
         predict(batch)
         best = min(best, time.perf_counter() - start)
