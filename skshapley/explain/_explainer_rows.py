@@ -71,7 +71,7 @@ def _run_plan(explainer, X):
     if n_rows <= chunk and not explainer.progress:
         # one task: no workers to hand it to, so no joblib or bar (0.1 ms of a 2.7 ms
         # one-row call)
-        return plan.explain_rows(predict, X, explainer.background_, config,
+        return plan.explain_rows(predict, X, explainer.background_, None,
                                  explainer.device), X
     tasks = (
         delayed(explain_chunk)(plan, explainer.estimator_, X[s : s + chunk], explainer.background_,

@@ -3,6 +3,8 @@ row workers."""
 
 from __future__ import annotations
 
+import contextlib
+
 import copy
 import time
 from dataclasses import dataclass, field
@@ -100,7 +102,10 @@ class ExplainPlan:
         # the plan's settings were checked when it was made: the estimators' own
         # parameter checks (scikit-learn's validate_params binds a signature each call,
         # ~0.2 ms of a 2.5 ms one-row explanation) are skipped
-        with config_context(**config), sklearn_config_context(skip_parameter_validation=True):
+        # config: the caller's skshapley settings, for a joblib worker; None in the
+        # caller's own thread, which has them already
+        outer = contextlib.nullcontext() if config is None else config_context(**config)
+        with outer, sklearn_config_context(skip_parameter_validation=True):
             size = self.rows_per_game if self.tol is None else 1
             rows = []
             for start in range(0, X.shape[0], size):
