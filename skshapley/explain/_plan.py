@@ -4,7 +4,6 @@ row workers."""
 from __future__ import annotations
 
 import contextlib
-
 import copy
 import time
 from dataclasses import dataclass, field

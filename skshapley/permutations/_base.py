@@ -77,7 +77,7 @@ class PermutationSampler(ABC):
         # (which took 0.05 ms, a twentieth of a one-row explanation at 10 d evaluations)
         seed = self.rng.bit_generator.seed_seq
         self._stream_seed = (type(self.rng.bit_generator), seed.entropy, seed.spawn_key,
-                       seed.pool_size, seed.n_children_spawned)
+                             seed.pool_size, seed.n_children_spawned)
         self.num_generated = 0
 
     @property

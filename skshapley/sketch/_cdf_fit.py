@@ -338,7 +338,8 @@ def _summarise_counted(sketch, X, tabled):
         kept = np.sort(col[np.isfinite(col)])
         if kept.size < COUNT_SPLITTERS:
             continue
-        candidates.append((j, kept, _sorted_unique(kept[_ranks(kept.size, COUNT_SPLITTERS)])))
+        picks = kept[_ranks(kept.size, COUNT_SPLITTERS)]
+        candidates.append((j, kept, _sorted_unique(picks)))
     found, n_cells = _cell_plans(sketch, [pair for *_, pair in candidates], n_cells)
     for (j, kept, (values, _)), plan in zip(candidates, found, strict=True):
         if plan is None:
