@@ -83,9 +83,11 @@ class _Design:
         self.first, self.pair_weights = first, pair_weights
 
 
-def _odd_fit(features, design, differences, delta, terms, d, influence=True):
+def _odd_fit(features, design, differences, delta, terms, d, influence=True,
+             singular="warn"):
     """Fit pair differences D = 2 sum_T f_T chi_T with sum_T 2 f_T = v(N) - v(∅); read
-    off phi_j = sum_{T containing j} 2 f_T / |T|."""
+    off phi_j = sum_{T containing j} 2 f_T / |T| (``singular``: as ``constrained_wls``)."""
     readout = term_readout(d, terms, lambda size: 2.0 / size)
     return constrained_wls(2.0 * features, design.pair_weights, differences,
-                           2.0 * np.ones(len(terms)), delta, readout, influence=influence)
+                           2.0 * np.ones(len(terms)), delta, readout, influence=influence,
+                           singular=singular)

@@ -20,9 +20,15 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve, eigh
 from skshapley.exceptions import BudgetWarning
 
 
-def _solve_normal(hessian, rhs):
+class SingularDesign(LinAlgError):
+    """The design cannot identify the regression's unknowns (raised instead of the
+    minimum-norm fallback when the caller has a smaller model to fall back to)."""
+
+
+def _solve_normal(hessian, rhs, *, singular="warn"):
     """Cholesky solve; a singular system (too few coalitions for the unknowns) falls back
-    to the minimum-norm solution with a warning."""
+    to the minimum-norm solution with a warning, or raises :class:`SingularDesign`
+    (``singular="raise"``)."""
     try:
         factor = cho_factor(hessian, lower=True, check_finite=False)
         solution = cho_solve(factor, rhs, check_finite=False)
@@ -31,6 +37,8 @@ def _solve_normal(hessian, rhs):
             return solution, inverse_apply, True
     except LinAlgError:
         pass
+    if singular == "raise":
+        raise SingularDesign(f"a design of rank below {hessian.shape[0] + 1}")
     eigenvalues, vectors = eigh(hessian)
     keep = eigenvalues > eigenvalues.max() * hessian.shape[0] * np.finfo(float).eps
     pinv = (vectors[:, keep] / eigenvalues[keep]) @ vectors[:, keep].T
@@ -64,7 +72,7 @@ def _weighted_gram(rows, weights):
 
 
 def constrained_wls(features, weights, targets, constraint, value, readout, *,
-                    penalty=None, influence=True):
+                    penalty=None, influence=True, singular="warn"):
     """Solve the constrained problem and return the read-out and what the variance needs.
 
     Parameters
@@ -82,6 +90,9 @@ def constrained_wls(features, weights, targets, constraint, value, readout, *,
         Ridge penalty per coefficient (0 for the unpenalised ones).
     influence : bool, default=True
         Whether to compute the influence rows (skipped when only a fit is needed).
+    singular : {"warn", "raise"}, default="warn"
+        A design that cannot identify the unknowns: the minimum-norm solution with a
+        ``BudgetWarning``, or :class:`SingularDesign`.
 
     Returns
     -------
@@ -112,7 +123,7 @@ def constrained_wls(features, weights, targets, constraint, value, readout, *,
     column = lambda a, j: np.ascontiguousarray(a[:, j])  # noqa: E731
     theta = np.empty((p - 1, k))
     theta[:, 0], apply_inverse, _ = _solve_normal(
-        hessian, reduced.T @ (weights * column(shifted, 0)))
+        hessian, reduced.T @ (weights * column(shifted, 0)), singular=singular)
     for j in range(1, k):
         theta[:, j] = apply_inverse(reduced.T @ (weights * column(shifted, j)))
     beta = np.empty((p, k))
