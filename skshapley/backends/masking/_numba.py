@@ -13,7 +13,6 @@ from numba import prange
 
 from skshapley.backends._numba_runtime import PARALLEL_MIN_ELEMENTS, compile_twice
 from skshapley.backends.masking._numpy import _shapley_weights
-from skshapley.backends.masking._numpy import assemble_masked_batch as _numpy_assemble
 
 
 def _assemble_masked_batch(x, background, coalitions, out):
@@ -46,9 +45,7 @@ ASSEMBLE_PARALLEL_MIN_ELEMENTS = 1 << 23
 
 
 def assemble_masked_batch(x, background, coalitions, out):
-    """Numba twin of ``_numpy.assemble_masked_batch``."""
-    if out.dtype != np.float64:
-        return _numpy_assemble(x, background, coalitions, out)
+    """Numba twin of ``_numpy.assemble_masked_batch`` (``out`` float64, as there)."""
     kernel = (_assemble_parallel if out.size >= ASSEMBLE_PARALLEL_MIN_ELEMENTS
               else _assemble_serial)
     bits = [np.asarray(a, dtype=np.float64).view(np.uint64) for a in (x, background)]
