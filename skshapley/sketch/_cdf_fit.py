@@ -338,8 +338,7 @@ def _summarise_counted(sketch, X, tabled):
         kept = np.sort(col[np.isfinite(col)])
         if kept.size < COUNT_SPLITTERS:
             continue
-        picks = kept[_ranks(kept.size, COUNT_SPLITTERS)]
-        candidates.append((j, kept, _sorted_unique(picks)))
+        candidates.append((j, kept, _distinct_picks(kept, COUNT_SPLITTERS)))
     found, n_cells = _cell_plans(sketch, [pair for *_, pair in candidates], n_cells)
     for (j, kept, (values, _)), plan in zip(candidates, found, strict=True):
         if plan is None:
@@ -366,6 +365,12 @@ def _summarise_counted(sketch, X, tabled):
         for i, j in enumerate(slow):
             parts[j] = _summarise_sorted(sketch, columns[i], tabled[j])
     return parts
+
+
+def _distinct_picks(sorted_values, count):
+    """The distinct values at ``count`` evenly spaced ranks of ``sorted_values`` (no
+    NaN), and how many of those ranks each took."""
+    return _sorted_unique(sorted_values[_ranks(sorted_values.shape[0], count)])
 
 
 @functools.lru_cache(maxsize=64)
@@ -476,7 +481,7 @@ def _splitters(X, w):
             values = full[keep]
             kept = np.sort(values[::max(1, values.size // (N_SPLITTERS
                                                             * SAMPLE_PER_SPLITTER))])
-        rows.append(_sorted_unique(kept[_ranks(kept.size, N_SPLITTERS)])[0])
+        rows.append(_distinct_picks(kept, N_SPLITTERS)[0])
     width = max(1, max(row.size for row in rows)) + MAX_STEPS
     splitters = np.full((d, width), np.inf)
     n_split = np.zeros(d, dtype=np.int64)
@@ -500,7 +505,7 @@ def _summarise_sorted(sketch, col, tabled):
     part = {"stats": stats, "table": None}
     if n_valid == 0:
         return part
-    values = _sorted_unique(s[_ranks(n_valid, N_SPLITTERS)])[0]
+    values = _distinct_picks(s, N_SPLITTERS)[0]
     lt = np.searchsorted(s, values, side="left")
     le = np.searchsorted(s, values, side="right")
     equal = (le - lt).astype(np.float64)
