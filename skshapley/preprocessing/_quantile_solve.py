@@ -86,7 +86,6 @@ SOLVED_ATTRIBUTES = frozenset(f.name + "_" for f in fields(SolvedQuantiles)
                               if f.name not in ("tables", "quantile_error"))
 
 
-
 @functools.lru_cache(maxsize=8)
 def _references(n_quantiles):
     """np.linspace(0, 1, n_quantiles) (read-only; kept: linspace's own checks took 10 us
@@ -94,6 +93,7 @@ def _references(n_quantiles):
     references = np.linspace(0, 1, n_quantiles, endpoint=True)
     references.flags.writeable = False
     return references
+
 
 def _solver_options(transformer):
     return {"solver": transformer.solver, "n_grid": transformer.n_grid,
