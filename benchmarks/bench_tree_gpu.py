@@ -75,14 +75,27 @@ def make_data(name, seed=0):
     return X, y, "multi:softmax", spec["classes"]
 
 
-def timed(function, repeats=5):
-    function()  # warm-up (JIT, NVRTC, caches)
-    times = []
-    for _ in range(repeats):
+def timed(function, repeats=5, budget=5.0, warm=True):
+    """(median, IQR, first-call seconds, last result) of ``function``.
+
+    A warm-up call comes first when ``warm`` (JIT, NVRTC, caches); its time is the first
+    call's. Repeats stop early once ``budget`` seconds have been timed, with at least one
+    timed call: the large CPU cells take tens of seconds each, and a device lease is
+    15 minutes in all."""
+    first = None
+    if warm:
         start = time.perf_counter()
-        function()
+        result = function()
+        first = time.perf_counter() - start
+    times = []
+    while len(times) < repeats and (not times or sum(times) < budget):
+        start = time.perf_counter()
+        result = function()
         times.append(time.perf_counter() - start)
-    return float(np.median(times)), float(np.subtract(*np.percentile(times, [75, 25])))
+    if first is None:
+        first = times[0]
+    return (float(np.median(times)), float(np.subtract(*np.percentile(times, [75, 25]))),
+            first, result)
 
 
 def main(argv=None):
@@ -93,11 +106,10 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args(argv)
 
-    import numba
     import xgboost
 
     from skshapley.backends import available_backends, get_backend
-    from skshapley.tree import pack_paths, read_model, tree_shap
+    from skshapley.tree import pack_paths, read_model
     from skshapley.tree._api import path_dependent_shap
 
     gpu_backends = [b for b in ("numba_cuda", "cupy") if b in available_backends()]
@@ -112,12 +124,15 @@ def main(argv=None):
             rounds, depth = VARIANTS[variant]
             params = dict(tree_method="hist", learning_rate=0.01, max_depth=depth,
                           objective=objective, nthread=n_threads)
+            if xgb_cuda:
+                params["device"] = "cuda"  # training is not what is measured
             if n_class > 1:
                 params["num_class"] = n_class
             if feature_types(dataset):
                 params["max_cat_to_onehot"] = 1  # partition splits
             start = time.perf_counter()
             booster = xgboost.train(params, dmatrix(xgboost, dataset, X, y), rounds)
+            booster.set_param({"device": "cpu"})
             train_seconds = time.perf_counter() - start
             start = time.perf_counter()
             ensemble = read_model(booster)
@@ -135,9 +150,10 @@ def main(argv=None):
             prepared = ensemble.prepare(rows)
             matrix = dmatrix(xgboost, dataset, rows)
             booster.set_param({"nthread": n_threads})
+            # XGBoost's CPU path compiles nothing: its first call is a timed one
             xgb_time = timed(lambda b=booster, m=matrix: b.predict(m, pred_contribs=True),
-                             args.repeats)
-            contribs = booster.predict(matrix, pred_contribs=True)
+                             args.repeats, warm=False)
+            contribs = xgb_time[-1]
             if xgb_cuda:
                 # the rows start on the host, as ours do: the DMatrix copy is timed
                 booster.set_param({"device": "cuda"})
@@ -147,29 +163,45 @@ def main(argv=None):
             numba_kernels = get_backend("numba")
             cpu_time = timed(lambda e=ensemble, x=prepared, k=numba_kernels:
                              path_dependent_shap(e, x, k), args.repeats)
-            reference = tree_shap(ensemble, rows, backend="numba").values
+            reference = np.moveaxis(cpu_time[-1][0], 1, 2)  # (rows, features, outputs)
             xgb_values = contribs[..., :-1] if contribs.ndim == 2 else np.moveaxis(
                 contribs[..., :-1], 1, 2)
             if xgb_values.ndim == 2:
                 xgb_values = xgb_values[..., None]
             row = dict(model=name, paths=ensemble.n_paths,
                        avg_length=float(ensemble.path_lengths.mean()), rows=n_rows,
+                       work=float(n_rows) * float(sizes.sum()),
                        train=train_seconds, read=read_seconds, xgb_cpu=xgb_time,
                        ours_cpu=cpu_time,
                        xgb_error=float(np.abs(xgb_values - reference).max()))
             if xgb_cuda:
                 row["xgb_gpu"] = xgb_gpu_time
+                gpu_values = xgb_gpu_time[-1]
+                gpu_values = gpu_values[..., :-1] if gpu_values.ndim == 2 else np.moveaxis(
+                    gpu_values[..., :-1], 1, 2)
+                row["xgb_gpu_error"] = float(np.abs(gpu_values.reshape(reference.shape)
+                                                    - reference).max())
             for backend in gpu_backends:
                 kernels = get_backend(backend)
                 row[backend] = timed(lambda k=kernels, e=ensemble, x=prepared:
                                      path_dependent_shap(e, x, k), args.repeats)
-                values = tree_shap(ensemble, rows, backend=backend).values
+                values = np.moveaxis(np.asarray(row[backend][-1][0]), 1, 2)
                 row[backend + "_error"] = float(np.abs(values - reference).max())
             timing_rows.append(row)
-            print(row, flush=True)
+            print({k: (v[:3] if isinstance(v, tuple) else v) for k, v in row.items()},
+                  flush=True)
             if variant == "med":
                 other_rows += other_kernels(dataset, name, booster, ensemble, X, gpu_backends,
                                             xgb_cuda, args.repeats)
+            write_report(args.output, packing_rows, timing_rows, other_rows, gpu_backends,
+                         xgb_cuda, n_threads)
+
+
+def write_report(output, packing_rows, timing_rows, other_rows, gpu_backends, xgb_cuda,
+                 n_threads):
+    """Write the tables so far (after each model: a device call can end at its limit)."""
+    import numba
+    import xgboost
 
     lines = ["# GPU TreeSHAP (thesis ch. 4 protocol, §8.5)", "",
              f"Machine: {platform.node()}, {n_threads} CPU cores; GPU: {_gpu_name()}. "
@@ -188,22 +220,31 @@ def main(argv=None):
     for name, cells in by_model.items():
         lines.append(f"| {name} | " + " | ".join(cells[p] for p in ("none", "nf", "ffd", "bfd"))
                      + " |")
-    header = ["model", "paths", "avg u", "rows", "XGBoost CPU (s)", "ours numba CPU (s)"]
+    header = ["model", "paths", "avg u", "rows", "work", "XGBoost CPU (s)",
+              "ours numba CPU (s)"]
     header += [f"ours {b} (s)" for b in gpu_backends]
     header += ["XGBoost GPU (s)"] if xgb_cuda else []
     header += [f"speedup {b} vs XGBoost CPU" for b in gpu_backends]
     header += [f"{b} / XGBoost GPU time" for b in gpu_backends if xgb_cuda]
+    header += [f"first call {b} (s)" for b in gpu_backends]
     header += ["max |ours − XGBoost|"] + [f"max |{b} − numba|" for b in gpu_backends]
+    header += ["max |XGBoost GPU − ours|"] if xgb_cuda else []
     lines += ["", "## SHAP values (Table 6 protocol): median (IQR) seconds", "",
+              "Work: rows x the ensemble's total path length (what `GPU_MIN_WORK` "
+              "thresholds). First call: the warm-up call, compilation included. Timed calls "
+              "stop after 5 s of them (at least one).", "",
               "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in timing_rows:
         cells = [row["model"], f"{row['paths']:,}", f"{row['avg_length']:.2f}",
-                 f"{row['rows']:,}", _fmt(row["xgb_cpu"]), _fmt(row["ours_cpu"])]
+                 f"{row['rows']:,}", f"{row['work']:.1e}", _fmt(row["xgb_cpu"]),
+                 _fmt(row["ours_cpu"])]
         cells += [_fmt(row[b]) for b in gpu_backends]
         cells += [_fmt(row["xgb_gpu"])] if xgb_cuda else []
         cells += [f"{row['xgb_cpu'][0] / row[b][0]:.2f}" for b in gpu_backends]
         cells += [f"{row[b][0] / row['xgb_gpu'][0]:.2f}" for b in gpu_backends if xgb_cuda]
+        cells += [f"{row[b][2]:.2f}" for b in gpu_backends]
         cells += [f"{row['xgb_error']:.2e}"] + [f"{row[b + '_error']:.2e}" for b in gpu_backends]
+        cells += [f"{row['xgb_gpu_error']:.2e}"] if xgb_cuda else []
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "## Interaction and interventional values, med models: median (IQR) seconds",
               "", "Interactions: 1,000 rows; interventional: 1,000 rows, 100 background rows. "
@@ -213,9 +254,8 @@ def main(argv=None):
     for model, kind, implementation, timing, error in other_rows:
         lines.append(f"| {model} | {kind} | {implementation} | {_fmt(timing)} | "
                      f"{error:.2e} |")
-    with open(args.output, "w") as handle:
+    with open(output, "w") as handle:
         handle.write("\n".join(lines) + "\n")
-    print("\n".join(lines))
 
 
 def other_kernels(dataset, name, booster, ensemble, X, gpu_backends, xgb_cuda, repeats):
@@ -231,33 +271,39 @@ def other_kernels(dataset, name, booster, ensemble, X, gpu_backends, xgb_cuda, r
     background = X[rng.integers(0, X.shape[0], 100)]
     x, b = ensemble.prepare(rows), ensemble.prepare(background)
     out = []
-    reference = path_dependent_interactions(ensemble, x, get_backend("numba"))
+    numba_kernels = get_backend("numba")
+    cpu_interactions = timed(lambda: path_dependent_interactions(ensemble, x, numba_kernels),
+                             repeats)
+    reference = cpu_interactions[-1]
     devices = ["cpu", "cuda"] if xgb_cuda else ["cpu"]
     for device in devices:
         booster.set_param({"device": device})
         timing = timed(lambda r=rows: booster.predict(dmatrix(xgboost, dataset, r),
-                                                      pred_interactions=True), repeats)
-        theirs = booster.predict(dmatrix(xgboost, dataset, rows), pred_interactions=True)
+                                                      pred_interactions=True), repeats,
+                       warm=device == "cuda")
+        theirs = timing[-1]
         theirs = theirs[:, None] if theirs.ndim == 3 else theirs  # (n, outputs, d+1, d+1)
         error = float(np.abs(theirs[..., :-1, :-1] - reference).max())
         out.append((name, "interactions", f"XGBoost {device.upper()} pred_interactions",
                     timing, error))
     booster.set_param({"device": "cpu"})
-    for backend in ["numba", *gpu_backends]:
+    out.append((name, "interactions", "ours numba", cpu_interactions, 0.0))
+    for backend in gpu_backends:
         kernels = get_backend(backend)
         timing = timed(lambda k=kernels: path_dependent_interactions(ensemble, x, k), repeats)
-        error = float(np.abs(path_dependent_interactions(ensemble, x, kernels)
-                             - reference).max())
+        error = float(np.abs(np.asarray(timing[-1]) - reference).max())
         out.append((name, "interactions", f"ours {backend}", timing, error))
-    reference = interventional_shap(ensemble, x, b, get_backend("numba"))[0]
-    for backend in ["numba", *gpu_backends]:
+    cpu_interventional = timed(lambda: interventional_shap(ensemble, x, b, numba_kernels),
+                               repeats)
+    reference = cpu_interventional[-1][0]
+    out.append((name, "interventional", "ours numba", cpu_interventional, 0.0))
+    for backend in gpu_backends:
         kernels = get_backend(backend)
         timing = timed(lambda k=kernels: interventional_shap(ensemble, x, b, k), repeats)
-        error = float(np.abs(interventional_shap(ensemble, x, b, kernels)[0]
-                             - reference).max())
+        error = float(np.abs(np.asarray(timing[-1][0]) - reference).max())
         out.append((name, "interventional", f"ours {backend}", timing, error))
     for row in out:
-        print(row, flush=True)
+        print(row[:3], row[3][:3], row[4], flush=True)
     return out
 
 

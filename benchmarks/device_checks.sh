@@ -9,28 +9,35 @@
 #   bash benchmarks/device_checks.sh tree      # bench_tree_gpu.py, small and med variants
 #   bash benchmarks/device_checks.sh large     # bench_tree_gpu.py, large variants, 1 repeat
 #   bash benchmarks/device_checks.sh gpu       # bench_gpu.py (Philox, sketch, explainer)
-#   bash benchmarks/device_checks.sh stage     # keep .device_stage/* in /tmp/stage
+#   bash benchmarks/device_checks.sh stage     # keep .device_stage*/* in /tmp/stage
+#   bash benchmarks/device_checks.sh stage tree gpu   # several parts in one call
 #
-# The device image has numba, numba-cuda, CuPy, scikit-learn and pytest, not XGBoost.
-# XGBoost's CUDA build (its pred_contribs on the GPU is GPUTreeShap, the peer of
-# bench_tree_gpu.py) is a 132 MB wheel, over the 64 MiB one call carries. Here:
+# The device image has numba, numba-cuda, CuPy, scikit-learn and pytest, not XGBoost or
+# shap. XGBoost's CUDA build (its pred_contribs on the GPU is GPUTreeShap, the peer of
+# bench_tree_gpu.py) is a 132 MB wheel, over the 64 MiB one call carries; its library
+# (237 MB) compresses to 92 MB with xz -9e, which travels in two calls. Here:
 #   pip download --no-deps --only-binary=:all: --python-version 3.12 \
-#       --platform manylinux_2_28_x86_64 -d /tmp/whl xgboost==3.2.0
-#   split -b 45M /tmp/whl/xgboost-*.whl /tmp/xgb.part.
-# then, with each part alone in .device_stage/ (listed in .gitignore), one call each,
-# back to back (a machine idle for 30 s is given back and its /tmp with it):
-#   run(command="bash benchmarks/device_checks.sh stage", carry=[".device_stage"])
-# A later command of this script installs /tmp/stage/xgb.part.* when all parts are there.
-# Without the CUDA build, carry the 6 MB CPU-only wheel (xgboost-cpu==3.2.0, downloaded the
-# same way) in .device_stage/: any *.whl there or in /tmp/stage is installed first.
+#       --platform manylinux_2_28_x86_64 -d /tmp/whl xgboost==3.2.0 shap slicer
+#   unzip the xgboost wheel, take xgboost/lib/libxgboost.so out: xz -9e it to libxgb.xz,
+#   zip the rest as xgboost-3.2.0-nolib.zip; sha256sum libxgb.xz | cut -c1-64 >
+#   libxgb.sha256; split -n 2 -d libxgb.xz libxgb.xz.part
+# then .device_stage/ holds part00, the zip, the shap and slicer wheels and the sha, and
+# .device_stage_b/ part01 and the sha (both ignored by git). Two calls back to back (a
+# machine idle for 30 s is given back, and its /tmp with it), each staging its folder:
+#   run(command="bash benchmarks/device_checks.sh stage tests", carry=[".device_stage"])
+#   run(command="bash benchmarks/device_checks.sh stage tree", carry=[".device_stage_b"])
+# Every command joins the parts once their sha256 matches, and unpacks the wheels and zips
+# of /tmp/stage into /tmp/site (a wheel is a zip; nothing is fetched).
 set -uo pipefail
 OUT=${OUT:-/tmp/device_out}
 mkdir -p "$OUT" /tmp/stage
 export PYTHONUNBUFFERED=1
 
 if [ "${1:-}" = "stage" ]; then
-  cp .device_stage/* /tmp/stage/ && ls -la /tmp/stage
-  exit 0
+  for folder in .device_stage*/; do cp "$folder"* /tmp/stage/; done
+  ls -la /tmp/stage
+  shift
+  [ $# -eq 0 ] && exit 0
 fi
 
 # numba-cuda releases of 2026-11 overload np.row_stack, which NumPy 2.5 removed; the
@@ -40,34 +47,46 @@ python3 -c "import numpy; raise SystemExit(hasattr(numpy, 'row_stack'))" && \
   echo "import numpy; numpy.row_stack = numpy.vstack" > /tmp/shim/sitecustomize.py
 export PYTHONPATH=/tmp/shim:$(pwd)${PYTHONPATH:+:$PYTHONPATH}
 
-parts=(/tmp/stage/xgb.part.*)
-if [ -e "${parts[0]}" ]; then
-  cat "${parts[@]}" > /tmp/stage/xgboost-3.2.0-py3-none-manylinux_2_28_x86_64.whl
-  rm -f "${parts[@]}"
+parts=(/tmp/stage/libxgb.xz.part*)
+if [ -e "${parts[0]}" ] && [ -e /tmp/stage/libxgb.sha256 ] && \
+   [ "$(cat "${parts[@]}" | sha256sum | cut -c1-64)" = "$(cat /tmp/stage/libxgb.sha256)" ]; then
+  cat "${parts[@]}" | xz -dc > /tmp/stage/libxgboost.so && rm -f "${parts[@]}"
 fi
-wheels=$(ls .device_stage/*.whl /tmp/stage/*.whl 2>/dev/null)
-if [ -n "$wheels" ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site \
-    $wheels || exit 1
+mkdir -p /tmp/site
+for archive in /tmp/stage/*.whl /tmp/stage/*.zip; do
+  [ -e "$archive" ] || continue
+  [ -e "$archive.done" ] || { python3 -m zipfile -e "$archive" /tmp/site && touch "$archive.done"; }
+done
+if [ -e /tmp/stage/libxgboost.so ] && [ -d /tmp/site/xgboost/lib ]; then
+  mv /tmp/stage/libxgboost.so /tmp/site/xgboost/lib/
 fi
-[ -d /tmp/site ] && export PYTHONPATH=$PYTHONPATH:/tmp/site
+export PYTHONPATH=$PYTHONPATH:/tmp/site
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/machine.txt"
 python3 -c "from skshapley.backends import available_backends as a; print(a(verbose=True))" \
   | tee -a "$OUT/machine.txt"
+python3 -c "import xgboost; print('xgboost', xgboost.__version__, 'cuda',
+  xgboost.build_info().get('USE_CUDA'))" 2>&1 | tail -1 | tee -a "$OUT/machine.txt"
 
-case "${1:-tests}" in
-  tests)
-    python3 -m pytest -p no:cacheprovider -q -m "gpu or not gpu" --no-header -rs \
-      tests/kernels tests/tree tests/explain/test_device_path.py 2>&1 | tee "$OUT/tests.log" ;;
-  tree)
-    python3 benchmarks/bench_tree_gpu.py --variants small,med --output "$OUT/tree_gpu.md" \
-      --datasets cal_housing,adult,covtype,categorical 2>&1 | tee "$OUT/tree.log" ;;
-  large)
-    python3 benchmarks/bench_tree_gpu.py --variants large --repeats 1 \
-      --output "$OUT/tree_gpu_large.md" 2>&1 | tee "$OUT/large.log" ;;
-  gpu)
-    python3 benchmarks/bench_gpu.py --output "$OUT/gpu.md" 2>&1 | tee "$OUT/gpu.log" ;;
-  *)
-    echo "unknown part ${1}; use tests, tree, large, gpu or stage" >&2; exit 2 ;;
-esac
+# Each part runs under PART_SECONDS (default 3000): a part cut short keeps what it wrote.
+T=${PART_SECONDS:-3000}
+for part in "${@:-tests}"; do
+  case "$part" in
+    tests)
+      timeout "$T" python3 -m pytest -p no:cacheprovider -q -m "gpu or not gpu" --no-header \
+        -rs tests/kernels tests/tree tests/explain/test_device_path.py 2>&1 \
+        | tee "$OUT/tests.log" ;;
+    tree)
+      timeout "$T" python3 benchmarks/bench_tree_gpu.py --variants small,med \
+        --output "$OUT/tree_gpu.md" --datasets cal_housing,adult,covtype,categorical 2>&1 \
+        | tee "$OUT/tree.log" ;;
+    large)
+      timeout "$T" python3 benchmarks/bench_tree_gpu.py --variants large --repeats 1 \
+        --output "$OUT/tree_gpu_large.md" 2>&1 | tee "$OUT/large.log" ;;
+    gpu)
+      timeout "$T" python3 benchmarks/bench_gpu.py --output "$OUT/gpu.md" 2>&1 \
+        | tee "$OUT/gpu.log" ;;
+    *)
+      echo "unknown part ${part}; use tests, tree, large, gpu or stage" >&2; exit 2 ;;
+  esac
+done

@@ -155,10 +155,11 @@ _add(Backend("cupy", lambda: compose_kernels("_cupy"), _cupy_reason, extra="gpu"
 CPU_ORDER = ("numba", "numpy")
 GPU_ORDER = ("cupy", "numba_cuda")
 # TreeSHAP moves to a GPU when the work is large enough to repay the copy and the first
-# call's compilation. Measured on the lent H100 (benchmarks/results/tree_gpu.md, 10,000
-# rows): at ~1e6 row x path elements the GPU and numba tie; at ~8e8 CuPy is 25-30x and
-# numba.cuda 14-16x faster than the CPU. Below 1e8 the CPU time is well under a second and
-# a GPU's first call (NVRTC or numba JIT, about a second) would not pay.
+# call's compilation. Measured on the lent H100 against our numba kernel on its 16 cores
+# (benchmarks/results/tree_gpu.md, 10,000 rows, 2026-11-27): at 1.6e7 row x path elements
+# the CPU is 2.3x faster than CuPy; at 9.6e8 CuPy is 6.3x faster than the CPU. The speed
+# ratio crosses 1 near 6e7, and a GPU's first call (NVRTC or numba JIT) costs about a
+# second more, so the threshold is 1e8.
 GPU_MIN_WORK = 1e8  # rows x the ensemble's total path length
 GPU_MAX_PATH = 64  # the GPU tree kernels' longest supported path
 GPU_MIN_WORK_BY_DOMAIN = {"tree": GPU_MIN_WORK}

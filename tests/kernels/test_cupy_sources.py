@@ -26,11 +26,20 @@ def _nvrtc_or_skip():
     return nvrtc
 
 
+def _oldest_arch(nvrtc):
+    """The oldest virtual architecture from Volta (70) on that this NVRTC compiles for:
+    CUDA 13 dropped compute_70 ("invalid value for --gpu-architecture" on the lent H100)."""
+    try:
+        return min(arch for arch in nvrtc.getSupportedArchs() if arch >= 70)
+    except (AttributeError, RuntimeError, ValueError):  # no query (before CUDA 11.2)
+        return 70
+
+
 def test_cuda_sources_compile():
     nvrtc = _nvrtc_or_skip()
     program = nvrtc.createProgram(cupy_sources(), "skshapley.cu", [], [])
     try:
-        nvrtc.compileProgram(program, ["-arch=compute_70", "-std=c++17"])
+        nvrtc.compileProgram(program, [f"-arch=compute_{_oldest_arch(nvrtc)}", "-std=c++17"])
     except nvrtc.NVRTCError:
         pytest.fail(nvrtc.getProgramLog(program))
     ptx = nvrtc.getPTX(program).decode()

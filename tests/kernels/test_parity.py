@@ -336,3 +336,23 @@ def test_array_twins_popcount_without_bitwise_count(rng):
     words[:3] = [0, 2**64 - 1, 2**63]
     np.testing.assert_array_equal(ArrayKernels(plain)._popcount(words),
                                   np.bitwise_count(words))
+
+
+def test_array_twins_interp_columns_pass_contiguous_columns(rng):
+    # CuPy 14's interp refuses a strided x (NotImplementedError on the lent H100): the
+    # twins must hand it contiguous columns of a C-ordered X
+    def contiguous_interp(x, knots, values):
+        if not x.flags.c_contiguous:
+            raise NotImplementedError("Non-C-contiguous x is currently not supported")
+        return np.interp(x, knots, values)
+
+    strict = SimpleNamespace(**{name: getattr(np, name) for name in dir(np)
+                                if not name.startswith("__")})
+    strict.interp = contiguous_interp
+    knots = np.sort(rng.normal(size=(3, 9)), axis=1)
+    fp = np.linspace(0.0, 1.0, 9)
+    X = rng.normal(size=(50, 3))
+    X[4, 1] = np.nan
+    np.testing.assert_array_equal(
+        ArrayKernels(strict).interp_columns(X, knots, fp, np.empty((50, 3))),
+        NUMPY.interp_columns(X, knots, fp, np.empty((50, 3))))

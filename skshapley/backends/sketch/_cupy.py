@@ -161,12 +161,14 @@ class SketchArrays(ArrayBase):
     def interp_columns(self, X, xp, fp, out):
         lib = self.xp  # ``xp`` is the twin's name for the knots here
         X, knots, fp = self._on(X, dtype=lib.float64), self._on(xp), self._on(fp)
-        result = lib.empty(X.shape, dtype=lib.float64)
-        for j in range(X.shape[1]):
-            column = X[:, j]
-            result[:, j] = lib.where(lib.isnan(column), lib.nan,
-                                     lib.interp(column, knots[j], fp))
-        return self._store(result, out)
+        # cupy.interp refuses a strided x (NotImplementedError, CuPy 14 on the lent H100),
+        # so the columns are read from one contiguous transposed copy
+        columns = lib.ascontiguousarray(X.T)
+        result = lib.empty(columns.shape, dtype=lib.float64)
+        for j, column in enumerate(columns):
+            result[j] = lib.where(lib.isnan(column), lib.nan,
+                                  lib.interp(column, knots[j], fp))
+        return self._store(result.T, out)
 
     def arcsinh(self, x, out):
         if isinstance(out, self.xp.ndarray):
