@@ -37,7 +37,11 @@ given to every peer), 10 d and 50 d. Methods at the same B: ours
 ``KernelExplainer`` (``nsamples=B - 2``, ``l1_reg=False``: shap's default
 ``"num_features(10)"`` would zero all but 10 features); shapiq's ``KernelSHAP``,
 ``kADDSHAP`` (order 2) and ``PermutationSamplingSV`` (``budget=B``) on our
-``MarginalGame`` of the row (boolean coalitions in, v(S) out). Peers explain row by row;
+``MarginalGame`` of the row (boolean coalitions in, v(S) out); with ``--oddshap-python``,
+shapiq's ``OddSHAP`` (``budget=B``; shapiq >= 1.5 needs Python >= 3.12) in that
+interpreter, on the same pickled model, background and rows, its game the model's mean
+over the background rows masked by each coalition, in batches of at most 2^23 floats
+(its time is measured there, without the interpreter's start and imports). Peers explain row by row;
 ours explains all rows of a run in one ``explain`` call.
 
 Runs: with 1 row, seed s explains explained row s (so the seeds also vary the row),
@@ -108,21 +112,25 @@ import warnings
 from contextlib import contextmanager
 
 import numpy as np
+from _product_model import ProductModel
 from _report import CountingModel
-from sklearn.base import BaseEstimator, RegressorMixin
 
 HERE = pathlib.Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "width.md"
 OURS = ("auto", "permutation", "kernel")
 SHAP = ("PermutationExplainer", "KernelExplainer")
 SHAPIQ = ("KernelSHAP", "kADDSHAP", "PermutationSamplingSV")
+# shapiq >= 1.5's OddSHAP needs Python >= 3.12: it runs in another interpreter
+# (``--oddshap-python``; its row is left out without one), through ``_oddshap_runner.py``
+ODDSHAP = "shapiq OddSHAP"
+ODDSHAP_SCRIPT = pathlib.Path(__file__).resolve().parent / "_oddshap_runner.py"
 LABELS = ([f"skshapley {m}" for m in OURS] + [f"shap {m}" for m in SHAP]
-          + [f"shapiq {m}" for m in SHAPIQ])
+          + [f"shapiq {m}" for m in SHAPIQ] + [ODDSHAP])
 AUTO = "skshapley auto"
 # Estimators that solve a regression over the features: their own arithmetic grows with
 # d^2 per evaluation, the samplers' with d (used only to predict the time of a run).
 REGRESSION = ("skshapley auto", "skshapley kernel", "shap KernelExplainer",
-              "shapiq KernelSHAP", "shapiq kADDSHAP")
+              "shapiq KernelSHAP", "shapiq kADDSHAP", ODDSHAP)
 N_BACKGROUND = 100
 N_TRAIN = 2000
 # MSE below this is round-off: the estimate is exact (the games' values are of order 1).
@@ -131,35 +139,6 @@ REFERENCE_SEED = 10**6
 
 
 # -- models and data ------------------------------------------------------------------------
-
-class ProductModel(RegressorMixin, BaseEstimator):
-    """f(x) = x @ coef + sum over terms T of c_T prod_{i in T} x_i (already fitted).
-
-    ``terms`` is a list of (indices (n_terms, k), coefficients (n_terms,)), one entry per
-    order k.
-    """
-
-    def __init__(self, coef, terms):
-        self.coef, self.terms = coef, terms
-        self.fitted_ = True  # for check_is_fitted under prefit=True
-
-    def fit(self, X, y=None):
-        return self
-
-    def predict(self, X):
-        X = np.asarray(X, dtype=np.float64)
-        out = X @ self.coef
-        # Blocks of 256 rows keep the gathered columns in cache: 3.5x faster than whole
-        # arrays at d = 1000 (measured on 20000 rows).
-        for start in range(0, X.shape[0], 256):
-            block = X[start : start + 256]
-            for indices, coefficients in self.terms:
-                product = block[:, indices[:, 0]]
-                for position in range(1, indices.shape[1]):
-                    product *= block[:, indices[:, position]]
-                out[start : start + 256] += product @ coefficients
-        return out
-
 
 def _random_terms(rng, d, n_terms, order):
     """``n_terms`` distinct sorted index tuples of ``order`` features (fewer if d is small)."""
@@ -303,7 +282,30 @@ def run_shapiq(name, model, background, rows, budget, seed):
     return dict(values=values, seconds=seconds, model_rows=counter.rows, picked=name)
 
 
-def runner(label):
+def run_oddshap(python, model, background, rows, budget, seed):
+    """shapiq's OddSHAP in the interpreter ``python`` (``_oddshap_runner.py width``)."""
+    import pickle
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        with open(tmp / "model.pkl", "wb") as handle:
+            pickle.dump(model, handle)
+        np.savez(tmp / "data.npz", background=background, rows=rows)
+        done = subprocess.run([python, str(ODDSHAP_SCRIPT), "width", str(tmp / "model.pkl"),
+                               str(tmp / "data.npz"), str(int(budget)), str(seed),
+                               str(tmp / "out.json")], capture_output=True, text=True,
+                              cwd=ODDSHAP_SCRIPT.parent)
+        if done.returncode:
+            raise RuntimeError(done.stderr.strip().splitlines()[-1][:300])
+        result = json.loads((tmp / "out.json").read_text())
+    return dict(values=np.asarray(result["values"]).reshape(rows.shape),
+                seconds=result["seconds"], model_rows=result["model_rows"],
+                picked=f"OddSHAP (shapiq {result['version']})")
+
+
+def runner(label, oddshap_python=None):
+    if label == ODDSHAP:
+        return run_oddshap, oddshap_python
     family, name = label.split(" ", 1)
     return {"skshapley": run_ours, "shap": run_shap, "shapiq": run_shapiq}[family], name
 
@@ -442,7 +444,8 @@ class Bench:
         args, d = self.args, case["d"]
         key = (case["model_name"], label)
         n_budget = case["default_budget"] if budget == "auto" else budget
-        if not re.search(args.methods, label):
+        if not re.search(args.methods, label) or (label == ODDSHAP
+                                                  and not args.oddshap_python):
             return None
         gib = memory_gib(label, d, n_budget)
         if gib is not None and gib > args.max_gib:
@@ -450,7 +453,7 @@ class Bench:
         predicted = self.predict(case["model_name"], label, d, n_budget)
         if predicted is not None and predicted > args.cap_seconds:
             return f"skipped (> cap: predicted {predicted:.0f} s/row)"
-        run, name = runner(label)
+        run, name = runner(label, args.oddshap_python)
         if label not in self.warm:  # numba compiles here, or loads its cache
             start = time.perf_counter()
             try:
@@ -995,6 +998,8 @@ def main(argv=None):
     parser.add_argument("--coverage-sizes", default="100,500")
     parser.add_argument("--coverage-seeds", type=int, default=20)
     parser.add_argument("--memory-sizes", default="1000")
+    parser.add_argument("--oddshap-python", default=None,
+                        help="a Python >= 3.12 with shapiq >= 1.5: adds shapiq's OddSHAP")
     parser.add_argument("--output", type=pathlib.Path, default=None,
                         help=f"default {RESULTS} (--quick prints unless this is given)")
     args = parser.parse_args(argv)
