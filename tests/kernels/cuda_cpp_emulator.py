@@ -41,6 +41,7 @@ struct Dim3 { long long x; };
 static thread_local Dim3 blockIdx, blockDim, threadIdx;
 #define __global__
 #define __device__
+#define __constant__ static const
 #define __forceinline__ inline
 static std::mutex atomic_mutex;
 static inline double atomicAdd(double* a, double v) {

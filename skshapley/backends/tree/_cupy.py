@@ -33,10 +33,18 @@ from skshapley.backends.tree._numpy import (
     SHAPLEY_WEIGHTS,
 )
 
+# Reciprocals 1/k of the lengths a warp's paths can have (k <= 32; INV[0] unused): the
+# warp kernel multiplies by them instead of dividing, since a float64 division is a
+# Newton-iteration sequence on NVIDIA GPUs, not one instruction, and extend and the
+# unwound sum divided about three times per element, row and step. Hoisting them moves
+# the values by round-off (the tests compare with the CPU reference to 1e-12).
+# Measurement owed: benchmarks/results/tree_gpu.md of 2026-11-27 predates the change.
+_RECIPROCALS = ", ".join(["0.0"] + [repr(1.0 / k) for k in range(1, 34)])
 _CONSTANTS = f"""
 #define CATEGORY_SET {CATEGORY_SET}
 #define SET_CODES {SET_CODES}
 #define SET_WORD_BITS {SET_WORD_BITS}
+__constant__ double INV[34] = {{{_RECIPROCALS}}};
 """
 
 SOURCE = _CONSTANTS + r"""
@@ -91,6 +99,11 @@ extern "C" __global__ void tree_shap_warp(
     long long p = path[e];
     long long r0 = (warp / n_bins) * rows_per_warp;
     long long r1 = min(n_rows, r0 + rows_per_warp);
+    int l = len - 1;
+    // per lane and row-independent: z / (l + 1), and (l + 1) / z for the unwound sum's
+    // w_i / pre (pre = (l - i) z / (l + 1) > 0 exactly when z > 0 and i < l)
+    double z_over = z * INV[l + 1];
+    double over_z = z > 0 ? (l + 1) / z : 0.0;
     for (long long r = r0; r < r1; ++r) {
         double o = one_fraction(f >= 0 ? X[r * n_features + f] : 0.0, f, lo, hi, mb, md);
         double w = rank == 0 ? 1.0 : 0.0;
@@ -99,19 +112,17 @@ extern "C" __global__ void tree_shap_warp(
             double o_new = __shfl_sync(mask, o, start + ud);
             double left = __shfl_up_sync(mask, w, 1);
             if (rank == 0) left = 0.0;
-            w = w * z_new * (double)max(ud - rank, 0) / (ud + 1)
-                + o_new * left * rank / (ud + 1);
+            w = (w * z_new * (double)max(ud - rank, 0) + o_new * left * rank) * INV[ud + 1];
         }
-        int l = len - 1;                               // UNWOUND_SUM of the lane's element
-        double next = __shfl_sync(mask, w, start + l);
+        double next = __shfl_sync(mask, w, start + l);  // UNWOUND_SUM of the lane's element
         double t = 0.0;
         for (int i = l - 1; i >= 0; --i) {
             double wi = __shfl_sync(mask, w, start + i);
-            double pre = (l - i) * z / (l + 1);
-            double q = next * (l + 1) / (i + 1);
+            double pre = (l - i) * z_over;
+            double q = next * (l + 1) * INV[i + 1];
             t += q * o;
             next = wi - q * pre;
-            if (pre > 0) t += (1.0 - o) * wi / pre;
+            if (pre > 0) t += (1.0 - o) * wi * over_z * INV[l - i];
         }
         if (rank > 0) {
             double c = t * (o - z);
