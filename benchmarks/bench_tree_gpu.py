@@ -9,8 +9,10 @@ thesis' datasets (no downloads here): cal_housing (20,640 × 8, regression), adu
 Reported per model: paths, average merged path length, the bin-packing table (our four
 packers), and seconds for SHAP values of 10,000 rows sampled with replacement (seed 432)
 — XGBoost CPU ``pred_contribs`` on all cores, our numba CPU kernel on all cores, our
-numba.cuda and CuPy warp kernels (medians of 5 after a warm-up; the GPU timings include
-copying X to the device and the result back), and XGBoost's CUDA ``pred_contribs``
+numba.cuda and CuPy warp kernels (medians of up to ``--repeats`` calls after a warm-up
+call, fewer once 5 s have been timed; XGBoost's CPU path compiles nothing and has no
+warm-up; the GPU timings include copying X to the device and the result back; the
+warm-up's time is reported as the first call), and XGBoost's CUDA ``pred_contribs``
 (GPUTreeShap itself) when its XGBoost build has CUDA. Large models use 1,000 rows. For
 the med models, a second table times the interaction values (1,000 rows; XGBoost
 ``pred_interactions`` on the CPU and, with CUDA, the GPU) and the interventional values
