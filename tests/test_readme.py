@@ -50,12 +50,13 @@ def test_readme_explainer_example_runs():
 @pytest.mark.parametrize("index", range(1, len(BLOCKS)))
 def test_every_other_readme_example_runs(index):
     namespace = _run(BLOCKS[index])
-    if "interactions" in BLOCKS[index]:
+    code = BLOCKS[index].split("```")[0]  # the block alone, not the prose after it
+    if "interactions" in code:
         explanation = namespace["explanation"]
         assert explanation.method == "tree"
         np.testing.assert_allclose(explanation.interactions.sum(axis=2), explanation.values,
                                    atol=1e-8)
-    if "lsspa(" in BLOCKS[index]:
+    if "lsspa(" in code:
         result = namespace["result"]
         assert result.attribution.sum() == pytest.approx(result.r2, abs=1e-10)
     if "merged" in namespace:
