@@ -21,41 +21,59 @@ import warnings
 
 import numpy as np
 
+# coalitions per predict: masked batches of at most 2^23 floats (64 MiB), as ours chunks
+MAX_BATCH_FLOATS = 2**23
+
+
+def masked_values(predict, background, row, coalitions):
+    """The model's mean over the background rows with each coalition's columns taken from
+    ``row``, per coalition, predicted in batches of at most ``MAX_BATCH_FLOATS``."""
+    coalitions = np.atleast_2d(coalitions).astype(bool)
+    n_background, d = background.shape
+    chunk = max(1, MAX_BATCH_FLOATS // (n_background * d))
+    values = np.empty(len(coalitions))
+    for start in range(0, len(coalitions), chunk):
+        part = coalitions[start : start + chunk]
+        stacked = np.where(part[:, None, :], row, background[None, :, :]).reshape(-1, d)
+        values[start : start + chunk] = predict(stacked).reshape(
+            len(part), n_background).mean(axis=1)
+    return values
+
+
+def oddshap_values(game_row, n_rows, d, budget, seed):
+    """OddSHAP's values of each row's game, row by row like the other peers;
+    ``game_row(coalitions, r)`` is the game of row ``r``."""
+    from shapiq.approximator import OddSHAP
+
+    values = []
+    for r in range(n_rows):
+        iv = OddSHAP(n=d, random_state=seed).approximate(
+            budget, lambda coalitions, r=r: game_row(coalitions, r))
+        values.append([iv[(j,)] for j in range(d)])
+    return values
+
 
 def width(model_path, data_path, budget, seed, out):
-    """One ``bench_width.py`` run: OddSHAP on every row of the data, row by row."""
+    """One ``bench_width.py`` run: OddSHAP on every row of the data."""
     import pickle
 
     import shapiq
-    from shapiq.approximator import OddSHAP
 
     warnings.filterwarnings("ignore")
     with open(model_path, "rb") as handle:
         model = pickle.load(handle)  # noqa: S301 - written by bench_width.py in this run
     data = np.load(data_path, allow_pickle=False)
     background, rows = data["background"], data["rows"]
-    n_background, d = background.shape
-    # coalitions per predict: masked batches of at most 2^23 floats (64 MiB), as ours chunks
-    chunk = max(1, 2**23 // (n_background * d))
     counted = [0]
 
-    def game_row(coalitions, row):
-        coalitions = np.atleast_2d(coalitions).astype(bool)
-        values = np.empty(len(coalitions))
-        for start in range(0, len(coalitions), chunk):
-            part = coalitions[start : start + chunk]
-            stacked = np.where(part[:, None, :], row, background[None, :, :]).reshape(-1, d)
-            counted[0] += len(stacked)
-            values[start : start + chunk] = model.predict(stacked).reshape(
-                len(part), n_background).mean(axis=1)
-        return values
+    def predict(stacked):
+        counted[0] += len(stacked)
+        return model.predict(stacked)
 
     start = time.perf_counter()
-    values = []
-    for row in rows:
-        iv = OddSHAP(n=d, random_state=seed).approximate(
-            budget, lambda coalitions, row=row: game_row(coalitions, row))
-        values.append([iv[(j,)] for j in range(d)])
+    values = oddshap_values(lambda coalitions, r: masked_values(predict, background, rows[r],
+                                                                coalitions),
+                            len(rows), background.shape[1], budget, seed)
     seconds = time.perf_counter() - start
     with open(out, "w") as handle:
         json.dump({"values": values, "seconds": seconds, "model_rows": counted[0],
@@ -70,7 +88,6 @@ def main():
     repeats = int(sys.argv[5]) if len(sys.argv) > 5 else 1
     warnings.filterwarnings("ignore")
     import shapiq
-    from shapiq.approximator import OddSHAP
 
     data = np.load(path, allow_pickle=False)
     if "table" in data:
@@ -89,13 +106,11 @@ def main():
         background, rows = data["background"], data["rows"]
         d = background.shape[1]
 
+        def margin(stacked):
+            return booster.predict(xgboost.DMatrix(stacked), output_margin=True)
+
         def game_row(coalitions, r):
-            # the model on row r only: OddSHAP explains row by row, like the other peers
-            coalitions = np.atleast_2d(coalitions).astype(bool)
-            stacked = np.where(coalitions[:, None, :], rows[r], background[None, :, :])
-            margin = booster.predict(xgboost.DMatrix(stacked.reshape(-1, d)),
-                                     output_margin=True)
-            return margin.reshape(coalitions.shape[0], -1).mean(axis=1)
+            return masked_values(margin, background, rows[r], coalitions)
 
     result = {}
     for budget in budgets:
@@ -103,11 +118,7 @@ def main():
         for seed in range(seeds):
             for _ in range(repeats):
                 start = time.perf_counter()
-                values = []
-                for r in range(10):
-                    approximator = OddSHAP(n=d, random_state=seed)
-                    iv = approximator.approximate(budget, lambda S, r=r: game_row(S, r))
-                    values.append([iv[(j,)] for j in range(d)])
+                values = oddshap_values(game_row, 10, d, budget, seed)
                 seconds = min(seconds, (time.perf_counter() - start) / 10)
             estimates.append(values)
         result[budget] = {"values": estimates, "seconds": seconds,
