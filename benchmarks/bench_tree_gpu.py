@@ -155,7 +155,6 @@ def main(argv=None):
             # XGBoost's CPU path compiles nothing: its first call is a timed one
             xgb_time = timed(lambda b=booster, m=matrix: b.predict(m, pred_contribs=True),
                              args.repeats, warm=False)
-            contribs = xgb_time[-1]
             if xgb_cuda:
                 # the rows start on the host, as ours do: the DMatrix copy is timed
                 booster.set_param({"device": "cuda"})
@@ -166,23 +165,15 @@ def main(argv=None):
             cpu_time = timed(lambda e=ensemble, x=prepared, k=numba_kernels:
                              path_dependent_shap(e, x, k), args.repeats)
             reference = np.moveaxis(cpu_time[-1][0], 1, 2)  # (rows, features, outputs)
-            xgb_values = contribs[..., :-1] if contribs.ndim == 2 else np.moveaxis(
-                contribs[..., :-1], 1, 2)
-            if xgb_values.ndim == 2:
-                xgb_values = xgb_values[..., None]
             row = dict(model=name, paths=ensemble.n_paths,
                        avg_length=float(ensemble.path_lengths.mean()), rows=n_rows,
                        work=float(n_rows) * float(sizes.sum()),
                        train=train_seconds, read=read_seconds, xgb_cpu=xgb_time,
                        ours_cpu=cpu_time,
-                       xgb_error=float(np.abs(xgb_values - reference).max()))
+                       xgb_error=_max_difference(xgb_time[-1], reference))
             if xgb_cuda:
                 row["xgb_gpu"] = xgb_gpu_time
-                gpu_values = xgb_gpu_time[-1]
-                gpu_values = gpu_values[..., :-1] if gpu_values.ndim == 2 else np.moveaxis(
-                    gpu_values[..., :-1], 1, 2)
-                row["xgb_gpu_error"] = float(np.abs(gpu_values.reshape(reference.shape)
-                                                    - reference).max())
+                row["xgb_gpu_error"] = _max_difference(xgb_gpu_time[-1], reference)
             for backend in gpu_backends:
                 kernels = get_backend(backend)
                 row[backend] = timed(lambda k=kernels, e=ensemble, x=prepared:
@@ -307,6 +298,15 @@ def other_kernels(dataset, name, booster, ensemble, X, gpu_backends, xgb_cuda, r
     for row in out:
         print(row[:3], row[3][:3], row[4], flush=True)
     return out
+
+
+def _max_difference(contribs, reference):
+    """Largest |XGBoost's ``pred_contribs`` - ``reference``|: its (rows, features + 1) or
+    (rows, outputs, features + 1), bias column dropped, against (rows, features,
+    outputs)."""
+    values = contribs[..., :-1]
+    values = np.moveaxis(values, 1, 2) if values.ndim == 3 else values[..., None]
+    return float(np.abs(values - reference).max())
 
 
 def _xgboost_has_cuda(xgboost):
