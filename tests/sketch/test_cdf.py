@@ -12,7 +12,7 @@ from sketch_columns import mixed_columns
 from skshapley.metrics import rank_error
 from skshapley.sketch import CDFSketch, MomentSketch
 from skshapley.sketch._cdf_kernels import MAX_STEPS, N_SCAN, get_kernels, search_table
-from skshapley.sketch._merge_kernels import simplify_polyline
+from skshapley.sketch._merge_kernels import _chord_deviation, simplify_polyline
 from skshapley.sketch._polyline import (
     _combine,
     _evaluate,
@@ -75,6 +75,43 @@ def test_simplify_kernel_matches_its_python_source(n, n_keep, seed):
     np.testing.assert_array_equal(keep_nb, keep_py)
     assert worst_nb == worst_py
     assert keep_py.sum() == min(n, max(n_keep, 2)) and keep_py[0] and keep_py[-1]
+
+
+def _thin_by_brute_force(x, c, n_keep):
+    """The greedy thinning spelt out: every step recomputes the cost of every alive
+    interior vertex (its chord's deviation over the original vertices) and drops the
+    least, the lower index on a tie. Returns the kept mask and the largest cost paid."""
+    alive = list(range(x.size))
+    worst = 0.0
+    while len(alive) > max(n_keep, 2):
+        costs = [(_chord_deviation(x, c, alive[k - 1], alive[k + 1]), alive[k])
+                 for k in range(1, len(alive) - 1)]
+        cost, i = min(costs)
+        worst = max(worst, cost)
+        alive.remove(i)
+    keep = np.zeros(x.size, dtype=bool)
+    keep[alive] = True
+    return keep, worst
+
+
+@given(st.integers(3, 120), st.integers(2, 30), st.integers(0, 2**32 - 1),
+       st.booleans())
+def test_thinning_drops_the_least_costly_vertex_each_step(n, n_keep, seed, jumps):
+    # the tournament tree must give the greedy order exactly, ties included: repeated
+    # x values make vertical runs (costs of 0 at many vertices), and a lattice of c
+    # makes equal costs elsewhere
+    rng = np.random.default_rng(seed)
+    if jumps:
+        x = np.sort(rng.choice(rng.normal(size=n // 2 + 1), n))
+        c = np.cumsum(rng.integers(1, 4, n)).astype(float)
+    else:
+        x = np.cumsum(rng.random(n))
+        c = np.cumsum(rng.random(n))
+    expected, worst = _thin_by_brute_force(x, c, n_keep)
+    for simplify in (simplify_polyline, get_kernels("numba")[1]):
+        keep = np.empty(n, dtype=bool)
+        assert simplify(x, c, n_keep, keep) == worst
+        np.testing.assert_array_equal(keep, expected)
 
 
 def test_sum_of_exact_staircases_is_the_staircase_of_the_union(rng):
