@@ -456,16 +456,16 @@ class Bench:
         run, name = runner(label, args.oddshap_python)
         if label not in self.warm:  # numba compiles here, or loads its cache
             start = time.perf_counter()
+            warm_budget = max(10 * d, case["minimum"])
             try:
                 with deadline(args.cap_seconds):
                     run(name, case["model"], case["background"], case["rows"][:1],
-                        max(10 * d, case["minimum"]), 0)
+                        warm_budget, 0)
             except CapExceeded as err:
                 # one row at 10 d took longer than a row may: the full budget would
                 # too (kADD-SHAP at d = 200 then spent 2 x 1,000 s reaching the cap)
                 print(f"  warm-up of {label} failed: {err}", flush=True)
-                self.history.setdefault(key, []).append(
-                    (d, max(10 * d, case["minimum"]), args.cap_seconds))
+                self.history.setdefault(key, []).append((d, warm_budget, args.cap_seconds))
                 return f"skipped (> cap: one row at 10 d over {args.cap_seconds:g} s)"
             except Exception as err:  # noqa: BLE001 - a failing method is reported
                 print(f"  warm-up of {label} failed: {err}", flush=True)

@@ -8,16 +8,16 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
-BLOCKS = README.split("```python")[1:]
+# the code of each block alone, not the prose after it
+BLOCKS = [part.split("```")[0] for part in README.split("```python")[1:]]
 
 
-def _run(block):
+def _run(code):
     import matplotlib
 
     matplotlib.use("Agg")
     from threadpoolctl import threadpool_limits
 
-    code = block.split("```")[0]
     namespace = {}
     with threadpool_limits(limits=1, user_api="openmp"):
         exec(compile(code, "README.md", "exec"), namespace)
@@ -49,8 +49,8 @@ def test_readme_explainer_example_runs():
 
 @pytest.mark.parametrize("index", range(1, len(BLOCKS)))
 def test_every_other_readme_example_runs(index):
-    namespace = _run(BLOCKS[index])
-    code = BLOCKS[index].split("```")[0]  # the block alone, not the prose after it
+    code = BLOCKS[index]
+    namespace = _run(code)
     if "interactions" in code:
         explanation = namespace["explanation"]
         assert explanation.method == "tree"
