@@ -48,10 +48,10 @@ Runs: with 1 row, seed s explains explained row s (so the seeds also vary the ro
 ``--seeds`` seeds; with more rows (``--rows``), ``--seeds-batch`` seeds of the whole
 batch. Time per row: wall time of the call / rows, median and IQR over seeds, after one
 warm-up call per method (numba compilation; reported) and one untimed call per method,
-d and budget, on up to 10 of the rows (one-time costs of the estimator a budget picks). Evaluations per row: model rows
-predicted during the call / (100 background rows x rows), measured by wrapping
-``predict``. "/ raw": time per row divided by the time the model alone takes on that many
-rows (evaluations x 100 rows of width d, times the rows of the call), predicted in the
+d and budget, on up to 10 of the rows (one-time costs of the estimator a budget picks).
+Evaluations per row: model rows predicted during the call / (100 background rows x
+rows), measured by wrapping ``predict``. "/ raw": time per row divided by the time the
+model alone takes on that many rows (evaluations x 100 rows of width d, times the rows of the call), predicted in the
 fastest of batches of 2^11, 2^14 or 2^17 rows (full batches plus one call on the rest,
 best of 3 each), measured right after each call (the machine's speed drifts by 20-30 %
 over a run); the median over seeds of the per-call ratios. Until 2026-11-27 the

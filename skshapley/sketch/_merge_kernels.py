@@ -106,15 +106,13 @@ def _simplify_loops(x, c, n_keep, keep):
         key[size + leaf] = _chord_deviation(x, c, i - 1, i + 1) if leaf < m else np.inf
     for node in range(size - 1, 0, -1):
         _pull(key, item, node)
-    remaining = m
     alive = n
     worst = 0.0
-    while alive > n_keep and remaining > 0:
+    while alive > n_keep and alive > 2:  # the end points stay
         i = item[1]
         if key[1] > worst:
             worst = key[1]
         _set_leaf(key, item, size + i - 1, np.inf)
-        remaining -= 1
         keep[i] = False
         alive -= 1
         p, q = prev[i], nxt[i]
