@@ -51,8 +51,8 @@ warm-up call per method (numba compilation; reported) and one untimed call per m
 d and budget, on up to 10 of the rows (one-time costs of the estimator a budget picks).
 Evaluations per row: model rows predicted during the call / (100 background rows x
 rows), measured by wrapping ``predict``. "/ raw": time per row divided by the time the
-model alone takes on that many rows (evaluations x 100 rows of width d, times the rows of the call), predicted in the
-fastest of batches of 2^11, 2^14 or 2^17 rows (full batches plus one call on the rest,
+model alone takes on that many rows (evaluations x 100 rows of width d, times the rows
+of the call), predicted in the fastest of batches of 2^11, 2^14 or 2^17 rows (full batches plus one call on the rest,
 best of 3 each), measured right after each call (the machine's speed drifts by 20-30 %
 over a run); the median over seeds of the per-call ratios. Until 2026-11-27 the
 denominator was the per-row rate of the best batch (usually 2^17 rows) times the rows,
