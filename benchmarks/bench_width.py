@@ -47,20 +47,19 @@ ours explains all rows of a run in one ``explain`` call.
 Runs: with 1 row, seed s explains explained row s (so the seeds also vary the row),
 ``--seeds`` seeds; with more rows (``--rows``), ``--seeds-batch`` seeds of the whole
 batch. Time per row: wall time of the call / rows, median and IQR over seeds, after one
-warm-up call per method (numba compilation; reported) and one untimed call per method,
-d and budget, on up to 10 of the rows (one-time costs of the estimator a budget picks).
+warm-up call per method (numba compilation; reported) and one untimed call per method, d
+and budget, on up to 10 of the rows (one-time costs of the estimator a budget picks).
 Evaluations per row: model rows predicted during the call / (100 background rows x
 rows), measured by wrapping ``predict``. "/ raw": time per row divided by the time the
 model alone takes on that many rows (evaluations x 100 rows of width d, times the rows
-of the call), predicted in the fastest of batches of 2^11, 2^14 or 2^17 rows (full batches plus one call on the rest,
-best of 3 each), measured right after each call (the machine's speed drifts by 20-30 %
-over a run); the median over seeds of the per-call ratios. Until 2026-11-27 the
-denominator was the per-row rate of the best batch (usually 2^17 rows) times the rows,
-measured once per model, which no call of fewer rows can reach: the model's fixed cost
-per predict is spread over more rows than the call has; the header's "raw model time"
-is still that rate.
-MSE: mean over rows x features of (phi_hat - truth)^2 per seed, mean +- standard error
-over seeds.
+of the call), predicted in the fastest of batches of 2^11, 2^14 or 2^17 rows (full
+batches plus one call on the rest, best of 3 each), measured right after each call (the
+machine's speed drifts by 20-30 % over a run); the median over seeds of the per-call
+ratios. Until 2026-11-27 the denominator was the per-row rate of the best batch (usually
+2^17 rows) times the rows, measured once per model, which no call of fewer rows can
+reach: the model's fixed cost per predict is spread over more rows than the call has;
+the header's "raw model time" is still that rate. MSE: mean over rows x features of
+(phi_hat - truth)^2 per seed, mean +- standard error over seeds.
 
 Equal wall time: for each model and d, T = ours-auto's median time per row at the
 default budget (once for 1-row runs, once for batch runs). Each other method's time per
