@@ -345,18 +345,20 @@ def surrogate_cost(n_players, budget, n_outputs, max_cv_terms=MAX_SURROGATE_TERM
     screened = comb(pool, 3)
     cv_terms = max(0, min(max_cv_terms, screened, n_train - d - 4))
     p = d + cv_terms // 2
-    # the regression's arrays with the chosen terms, and the screened characters kept
+    # the regression's arrays with the chosen terms, and the pool's pair products kept
     memory = (_regression_cost(d, budget, k, terms=cv_terms // 2).memory_bytes
-              + 8.0 * n * min(screened, KEPT_CHARACTERS / max(n, 1)))
+              + 8.0 * n * min(comb(pool, 2), KEPT_CHARACTERS / max(n, 1)))
     # Seconds measured as _regression_cost's (d = 8-100, 5 d to 64 d evaluations, CV
     # ceilings 40-600; predictions 0.52-1.86x the measurements): 1.3 ms a game, 0.72 ms
     # an output, 1.1e-10 s per n p^2, 4.1e-7 s per n d and 3.4e-7 s per n d an output
-    # (per-player screening work), 1.9e-10 s per n (CV terms)^2 an output, and per pair
-    # and screened triple an output 7.5e-9 s while the triples' characters are kept
-    # whole (KEPT_CHARACTERS), 9.5e-8 s when each screening round rebuilds them in
-    # chunks (the fit at d = 50 jumped from 0.09 s at 1,502 evaluations to 0.83 s at
-    # 3,138, which the earlier constants put at 0.65 s).
-    per_triple = 11.0 if n * screened <= KEPT_CHARACTERS else 140.0
+    # (per-player screening work), 1.9e-10 s per n (CV terms)^2 an output, and 2.7e-9 s
+    # per pair and screened triple an output: the triples are scored through their
+    # pairs' products, one matrix product a round (measured at the default budget,
+    # d = 20 / 50 / 100 / 200, CV ceilings 600 and 40: 35 / 190 / 383 / 1,204 ms and
+    # 11 / 50 / 126 / 534 ms, predicted 0.95-2.35x that; before, each triple's column was
+    # summed, kept whole or rebuilt in chunks: at d = 20 / 50 / 100, 39 / 855 / 2,475 ms
+    # and 18 / 681 / 1,928 ms).
+    per_triple = 4.0
     flops = 1.9e6 + 0.17 * n * p * p + 610.0 * n * d + k * (
         1.1e6 + 510.0 * n * d + per_triple * n * screened + 0.29 * n * cv_terms**2)
     return MethodCost(memory_bytes=memory, flops=flops)

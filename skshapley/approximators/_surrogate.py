@@ -23,48 +23,73 @@ from skshapley.approximators._regression_features import (
 from skshapley.approximators._wls import SingularDesign, constrained_wls
 from skshapley.exceptions import BudgetWarning
 
-# Third-order characters of a design are kept whole up to this many entries (32 MB),
-# else built in chunks whenever they are scored.
+# The pairs' products s_i s_j that score the third-order characters are kept whole up to
+# this many entries (32 MB), else rebuilt a block of design pairs at a time when scored.
 KEPT_CHARACTERS = 2**22
 
 
 class _TripleCharacters:
-    """The third-order characters chi_T of some pairs' first sides, for every triple T
-    (in ``combinations`` order)."""
+    """The third-order characters chi_T = s_i s_j s_k (s = +-1: a player's side) of some
+    pairs' first sides, for every triple T of a pool of players (in ``combinations``
+    order), scored without building them.
 
-    def __init__(self, signs, triples, full=None):
-        self.signs, self.triples, self.full = signs, triples, full
-        if full is None and signs.shape[0] * len(triples) <= KEPT_CHARACTERS:
-            self.full = self.columns(np.arange(len(triples)))
+    A triple's weighted correlation sum_n s_i s_j s_k r_n is entry ((i, j), k) of
+    P' (S * r), with P the products of the pool's pairs (n x C(m, 2)) and S the pool's
+    signs (n x m): one matrix product per scoring. It does three times the arithmetic
+    of summing each triple's own column, but reads n x C(m, 2) numbers instead of
+    n x C(m, 3), in BLAS's cache-blocked loops (d = 50, 30 players pooled, 1,569 pairs:
+    about 1 ms a scoring, against about 50 ms rebuilding the 4,060 triples' columns in
+    chunks, which took most of a 1.1-1.6 s row)."""
+
+    def __init__(self, signs, pool, triples, flat_index, products=None):
+        self.signs, self.pool, self.triples = signs, pool, triples
+        self._flat_index = flat_index  # triple (a, b, c) -> pair (a, b) x m + c
+        self._products = products
+        if products is None and signs.shape[0] * comb(len(pool), 2) <= KEPT_CHARACTERS:
+            self._products = self._pair_products(slice(None))
 
     @classmethod
     def of(cls, first, pool=None):
         """Every triple of players in ``pool`` (default: all players)."""
         pool = np.arange(first.shape[1]) if pool is None else np.asarray(pool, np.int64)
-        triples = pool[combinations_array(len(pool), 3)].reshape(-1, 3)
-        return cls(np.where(first, 1.0, -1.0), triples)
+        m = len(pool)
+        local = combinations_array(m, 3).reshape(-1, 3)
+        pairs = combinations_array(m, 2).reshape(-1, 2)
+        pair_index = np.zeros((m, m), dtype=np.int64)
+        pair_index[pairs[:, 0], pairs[:, 1]] = np.arange(len(pairs))
+        flat_index = pair_index[local[:, 0], local[:, 1]] * m + local[:, 2]
+        return cls(np.where(first, 1.0, -1.0), pool, pool[local], flat_index)
 
     def rows(self, mask):
         """The same characters for the pairs in ``mask``."""
-        full = None if self.full is None else self.full[mask]
-        return _TripleCharacters(self.signs[mask], self.triples, full)
+        products = None if self._products is None else self._products[mask]
+        return _TripleCharacters(self.signs[mask], self.pool, self.triples,
+                                 self._flat_index, products)
+
+    def _pair_products(self, rows):
+        """s_i s_j of the pool's pairs (i < j, ``combinations`` order) on ``rows``."""
+        pooled = self.signs[rows][:, self.pool]
+        m = len(self.pool)
+        first, second = np.triu_indices(m, 1)  # the same order as combinations(m, 2)
+        return pooled[:, first] * pooled[:, second]
 
     def columns(self, index):
-        if self.full is not None:
-            return self.full[:, index]
         t = self.triples[index]
         return self.signs[:, t[:, 0]] * self.signs[:, t[:, 1]] * self.signs[:, t[:, 2]]
 
     def correlations(self, weighted):
         """chi_T' weighted for every triple T."""
-        if self.full is not None:
-            return self.full.T @ weighted
-        out = np.empty(len(self.triples))
-        chunk = max(1, KEPT_CHARACTERS // max(self.signs.shape[0], 1))
-        for start in range(0, len(self.triples), chunk):
-            index = np.arange(start, min(start + chunk, len(self.triples)))
-            out[index] = self.columns(index).T @ weighted
-        return out
+        scaled = self.signs[:, self.pool] * weighted[:, None]
+        if self._products is not None:
+            scores = self._products.T @ scaled
+        else:
+            n, m = scaled.shape
+            scores = np.zeros((comb(m, 2), m))
+            chunk = max(1, KEPT_CHARACTERS // comb(m, 2))
+            for start in range(0, n, chunk):
+                rows = slice(start, min(start + chunk, n))
+                scores += self._pair_products(rows).T @ scaled[rows]
+        return scores.ravel()[self._flat_index]
 
 
 SCREEN_ROUNDS = 8

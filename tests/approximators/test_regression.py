@@ -316,6 +316,32 @@ def test_surrogate_screens_a_bounded_pool_of_triples():
     assert np.abs(leverage.values - truth).max() > 1e-3
 
 
+@pytest.mark.parametrize("pool", [None, [0, 2, 3, 5, 8]])
+@pytest.mark.parametrize("kept", [True, False])
+def test_triple_scores_are_each_characters_own_correlation(pool, kept, monkeypatch):
+    # the screen scores every triple through its pairs' products (kept whole, or
+    # rebuilt in blocks of rows): each score must be its own column's correlation
+    from skshapley.approximators import _surrogate
+
+    if not kept:
+        monkeypatch.setattr(_surrogate, "KEPT_CHARACTERS", 7)
+    rng = np.random.default_rng(0)
+    first = rng.random((57, 9)) < 0.5
+    weighted = rng.standard_normal(57)
+    characters = _surrogate._TripleCharacters.of(first, pool)
+    assert (characters._products is None) == (not kept)
+    signs = np.where(first, 1.0, -1.0)
+    own = np.array([np.prod(signs[:, t], axis=1) @ weighted for t in characters.triples])
+    np.testing.assert_allclose(characters.correlations(weighted), own, atol=1e-12)
+    np.testing.assert_array_equal(characters.columns(np.arange(4)),
+                                  np.prod(signs[:, characters.triples[:4]], axis=2))
+    held = np.arange(57) % 3 != 0
+    own_held = np.array([np.prod(signs[held][:, t], axis=1) @ weighted[held]
+                         for t in characters.triples])
+    np.testing.assert_allclose(characters.rows(held).correlations(weighted[held]), own_held,
+                               atol=1e-12)
+
+
 @pytest.mark.parametrize("d", [1, 2, 5, 9, 13])
 def test_combinations_array_lists_itertools_combinations_in_order(d):
     import itertools
