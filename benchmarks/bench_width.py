@@ -441,6 +441,12 @@ class Bench:
         return max(t * (budget / b) * (d / dp) ** exponent
                    for dp, b, t in points if dp == nearest)
 
+    def _over_cap(self, key, d, budget, why):
+        """Record the cap as a lower bound on this method's time per row, so that larger
+        budgets and d are predicted over it, and say why it was skipped."""
+        self.history.setdefault(key, []).append((d, budget, self.args.cap_seconds))
+        return f"skipped (> cap: {why})"
+
     def run(self, case, label, budget, n_rows, seeds):
         """One configuration: a result dict, or a string saying why there is none."""
         args, d = self.args, case["d"]
@@ -467,8 +473,8 @@ class Bench:
                 # one row at 10 d took longer than a row may: the full budget would
                 # too (kADD-SHAP at d = 200 then spent 2 x 1,000 s reaching the cap)
                 print(f"  warm-up of {label} failed: {err}", flush=True)
-                self.history.setdefault(key, []).append((d, warm_budget, args.cap_seconds))
-                return f"skipped (> cap: one row at 10 d over {args.cap_seconds:g} s)"
+                return self._over_cap(key, d, warm_budget,
+                                      f"one row at 10 d over {args.cap_seconds:g} s")
             except Exception as err:  # noqa: BLE001 - a failing method is reported
                 print(f"  warm-up of {label} failed: {err}", flush=True)
             self.warm[label] = time.perf_counter() - start
@@ -488,8 +494,8 @@ class Bench:
             except CapExceeded:
                 # over the cap per row on these rows: the timed call would be too, after
                 # spending the cap on each of its rows (d = 1000: 1,500 s per peer)
-                self.history.setdefault(key, []).append((d, n_budget, args.cap_seconds))
-                return f"skipped (> cap: {warm_rows} rows over {args.cap_seconds:g} s/row)"
+                return self._over_cap(key, d, n_budget,
+                                      f"{warm_rows} rows over {args.cap_seconds:g} s/row")
             except Exception:  # noqa: BLE001 - reported by the timed runs below
                 pass
         outs = []
@@ -506,9 +512,7 @@ class Bench:
                 out["raw_seconds"] = RawModelTime(case["model"], case["d"])(out["model_rows"])
                 outs.append(out)
         except CapExceeded:
-            # a lower bound on its time, so that larger budgets and d are predicted over
-            self.history.setdefault(key, []).append((d, n_budget, args.cap_seconds))
-            return f"skipped (> cap: over {args.cap_seconds:g} s/row)"
+            return self._over_cap(key, d, n_budget, f"over {args.cap_seconds:g} s/row")
         except Exception as err:  # noqa: BLE001 - a failing peer is reported, not fatal
             text = f"{type(err).__name__}: {err}".replace("|", "/").replace("\n", " ")
             return "error: " + text[:160]

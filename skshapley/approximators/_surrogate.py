@@ -46,7 +46,7 @@ class _TripleCharacters:
         self._flat_index = flat_index  # triple (a, b, c) -> pair (a, b) x m + c
         self._products = products
         if products is None and signs.shape[0] * comb(len(pool), 2) <= KEPT_CHARACTERS:
-            self._products = self._pair_products(slice(None))
+            self._products = _pair_products(signs[:, pool])
 
     @classmethod
     def of(cls, first, pool=None):
@@ -55,7 +55,7 @@ class _TripleCharacters:
         m = len(pool)
         local = combinations_array(m, 3).reshape(-1, 3)
         pair_index = np.zeros((m, m), dtype=np.int64)
-        pair_index[np.triu_indices(m, 1)] = np.arange(comb(m, 2))  # as _pair_products
+        pair_index[np.triu_indices(m, 1)] = np.arange(comb(m, 2))  # _pair_products' order
         flat_index = pair_index[local[:, 0], local[:, 1]] * m + local[:, 2]
         return cls(np.where(first, 1.0, -1.0), pool, pool[local], flat_index)
 
@@ -65,20 +65,14 @@ class _TripleCharacters:
         return _TripleCharacters(self.signs[mask], self.pool, self.triples,
                                  self._flat_index, products)
 
-    def _pair_products(self, rows):
-        """s_i s_j of the pool's pairs (i < j, ``combinations`` order) on ``rows``."""
-        pooled = self.signs[rows][:, self.pool]
-        m = len(self.pool)
-        first, second = np.triu_indices(m, 1)  # the same order as combinations(m, 2)
-        return pooled[:, first] * pooled[:, second]
-
     def columns(self, index):
         t = self.triples[index]
         return self.signs[:, t[:, 0]] * self.signs[:, t[:, 1]] * self.signs[:, t[:, 2]]
 
     def correlations(self, weighted):
         """chi_T' weighted for every triple T."""
-        scaled = self.signs[:, self.pool] * weighted[:, None]
+        pooled = self.signs[:, self.pool]
+        scaled = pooled * weighted[:, None]
         if self._products is not None:
             scores = self._products.T @ scaled
         else:
@@ -87,8 +81,14 @@ class _TripleCharacters:
             chunk = max(1, KEPT_CHARACTERS // comb(m, 2))
             for start in range(0, n, chunk):
                 rows = slice(start, min(start + chunk, n))
-                scores += self._pair_products(rows).T @ scaled[rows]
+                scores += _pair_products(pooled[rows]).T @ scaled[rows]
         return scores.ravel()[self._flat_index]
+
+
+def _pair_products(pooled):
+    """s_i s_j of every pair of ``pooled``'s columns (i < j, ``combinations`` order)."""
+    first, second = np.triu_indices(pooled.shape[1], 1)
+    return pooled[:, first] * pooled[:, second]
 
 
 SCREEN_ROUNDS = 8
