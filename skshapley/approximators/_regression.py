@@ -56,7 +56,7 @@ from skshapley.approximators._risk import (
 )
 from skshapley.approximators._surrogate import (  # noqa: E402
     CV_FOLDS,
-    KEPT_CHARACTERS,
+    KEPT_PAIR_PRODUCTS,
     MAX_SURROGATE_TERMS,
     _fit_surrogate,
     triple_pool_size,
@@ -347,7 +347,7 @@ def surrogate_cost(n_players, budget, n_outputs, max_cv_terms=MAX_SURROGATE_TERM
     p = d + cv_terms // 2
     # the regression's arrays with the chosen terms, and the pool's pair products kept
     memory = (_regression_cost(d, budget, k, terms=cv_terms // 2).memory_bytes
-              + 8.0 * n * min(comb(pool, 2), KEPT_CHARACTERS / max(n, 1)))
+              + 8.0 * n * min(comb(pool, 2), KEPT_PAIR_PRODUCTS / max(n, 1)))
     # Seconds measured as _regression_cost's (d = 8-100, 5 d to 64 d evaluations, CV
     # ceilings 40-600; predictions 0.52-1.86x the measurements): 1.3 ms a game, 0.72 ms
     # an output, 1.1e-10 s per n p^2, 4.1e-7 s per n d and 3.4e-7 s per n d an output

@@ -25,7 +25,7 @@ from skshapley.exceptions import BudgetWarning
 
 # The pairs' products s_i s_j that score the third-order characters are kept whole up to
 # this many entries (32 MB), else rebuilt a block of design pairs at a time when scored.
-KEPT_CHARACTERS = 2**22
+KEPT_PAIR_PRODUCTS = 2**22
 
 
 class _TripleCharacters:
@@ -41,12 +41,14 @@ class _TripleCharacters:
     row: d = 50, 30 players pooled, 0.19 s instead of 0.85 s summing the 4,060 triples'
     columns, which were rebuilt in chunks every round; d = 100, 0.38 s instead of 2.5 s)."""
 
-    def __init__(self, signs, pool, triples, flat_index, products=None):
+    def __init__(self, signs, pool, triples, flat_index, pooled=None, products=None):
         self.signs, self.pool, self.triples = signs, pool, triples
         self._flat_index = flat_index  # triple (a, b, c) -> pair (a, b) x m + c
+        # the pool's signs, taken once: every screening round scores through them
+        self._pooled = signs[:, pool] if pooled is None else pooled
         self._products = products
-        if products is None and signs.shape[0] * comb(len(pool), 2) <= KEPT_CHARACTERS:
-            self._products = _pair_products(signs[:, pool])
+        if products is None and signs.shape[0] * comb(len(pool), 2) <= KEPT_PAIR_PRODUCTS:
+            self._products = _pair_products(self._pooled)
 
     @classmethod
     def of(cls, first, pool=None):
@@ -63,7 +65,7 @@ class _TripleCharacters:
         """The same characters for the pairs in ``mask``."""
         products = None if self._products is None else self._products[mask]
         return _TripleCharacters(self.signs[mask], self.pool, self.triples,
-                                 self._flat_index, products)
+                                 self._flat_index, self._pooled[mask], products)
 
     def columns(self, index):
         t = self.triples[index]
@@ -71,14 +73,14 @@ class _TripleCharacters:
 
     def correlations(self, weighted):
         """chi_T' weighted for every triple T."""
-        pooled = self.signs[:, self.pool]
+        pooled = self._pooled
         scaled = pooled * weighted[:, None]
         if self._products is not None:
             scores = self._products.T @ scaled
         else:
             n, m = scaled.shape
             scores = np.zeros((comb(m, 2), m))
-            chunk = max(1, KEPT_CHARACTERS // comb(m, 2))
+            chunk = max(1, KEPT_PAIR_PRODUCTS // comb(m, 2))
             for start in range(0, n, chunk):
                 rows = slice(start, min(start + chunk, n))
                 scores += _pair_products(pooled[rows]).T @ scaled[rows]

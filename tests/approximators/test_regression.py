@@ -324,7 +324,7 @@ def test_triple_scores_are_each_characters_own_correlation(pool, kept, monkeypat
     from skshapley.approximators import _surrogate
 
     if not kept:
-        monkeypatch.setattr(_surrogate, "KEPT_CHARACTERS", 7)
+        monkeypatch.setattr(_surrogate, "KEPT_PAIR_PRODUCTS", 7)
     rng = np.random.default_rng(0)
     first = rng.random((57, 9)) < 0.5
     weighted = rng.standard_normal(57)
